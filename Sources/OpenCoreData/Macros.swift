@@ -1,0 +1,1 @@
+// PLACEHOLDER: the macro subsystem fills this in.

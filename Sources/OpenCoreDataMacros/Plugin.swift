@@ -1,0 +1,7 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+
+@main
+struct OpenCoreDataMacrosPlugin: CompilerPlugin {
+    let providingMacros: [any Macro.Type] = []
+}

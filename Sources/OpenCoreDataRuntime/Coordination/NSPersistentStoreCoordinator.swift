@@ -1,0 +1,341 @@
+import Foundation
+
+/// Connects a model's contexts to the stores that hold its objects.
+///
+/// ```swift
+/// let psc = NSPersistentStoreCoordinator(managedObjectModel: model)
+/// try psc.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: fileURL, options: nil)
+/// let moc = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+/// moc.persistentStoreCoordinator = psc
+/// ```
+///
+/// The coordinator never special-cases a store type: every store, ours or yours, is an
+/// ``NSIncrementalStore`` reached through the same calls. Requests are serialized by a lock.
+///
+/// Related Core Data documentation: [NSPersistentStoreCoordinator](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator)
+///
+/// `@unchecked Sendable` invariant: all mutable state and every store call is under `lock`.
+open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    /// The model the coordinator's stores hold.
+    public let managedObjectModel: NSManagedObjectModel
+    /// A name for debugging.
+    open var name: String?
+    private let lock = RecursiveLock()
+    private var stores: [NSPersistentStore] = []
+
+    /// Creates a coordinator for `model`.
+    public init(managedObjectModel model: NSManagedObjectModel) {
+        managedObjectModel = model
+        super.init()
+        for entity in model.entities { _ = entity.layout }
+    }
+
+    /// The stores added so far.
+    open var persistentStores: [NSPersistentStore] { lock.withLock { stores } }
+
+    // MARK: Store types
+
+    private static let registry = Locked<[String: NSPersistentStore.Type]>([
+        NSSQLiteStoreType: SQLiteStore.self,
+        NSInMemoryStoreType: InMemoryStore.self,
+    ])
+
+    /// Registers a store class for a store type string.
+    open class func registerStoreClass(_ storeClass: AnyClass?, forStoreType storeType: String) {
+        registry.withLock { $0[storeType] = storeClass as? NSPersistentStore.Type }
+    }
+
+    /// Registers a store class for a store type.
+    open class func registerStoreClass(_ storeClass: AnyClass?, type storeType: NSPersistentStore.StoreType) {
+        registerStoreClass(storeClass, forStoreType: storeType.rawValue)
+    }
+
+    /// The registered store types and their classes.
+    ///
+    /// - Note: Linux: values are the classes themselves, not `NSValue`s.
+    open class var registeredStoreTypes: [String: AnyClass] { registry.withLock { $0 } }
+
+    package static func storeClass(for type: String) throws -> NSPersistentStore.Type {
+        guard let cls = registry.withLock({ $0[type] }) else {
+            throw OpenCoreDataError(.persistentStoreInvalidType, "no store class is registered for type \(type)")
+        }
+        return cls
+    }
+
+    // MARK: Adding and removing stores
+
+    /// Adds a store of `storeType` at `storeURL`, creating it if needed.
+    ///
+    /// Throws ``OpenCoreDataError`` with `persistentStoreIncompatibleVersionHash` (134100) if the store
+    /// was written with an incompatible model, `persistentStoreInvalidType` for an unknown type, and
+    /// `persistentStoreOpen`/`sqlite` errors for files that are not stores. The file is left untouched.
+    ///
+    /// Related Core Data documentation: [addPersistentStore(ofType:configurationName:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/addpersistentstore(oftype:configurationname:at:options:))
+    @discardableResult
+    open func addPersistentStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
+                                 options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        let cls = try Self.storeClass(for: storeType)
+        if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
+            throw OpenCoreDataError(.persistentStoreInvalidType, "the model has no configuration named \(configuration)")
+        }
+        let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
+        return try lock.withLock {
+            if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
+                throw OpenCoreDataError(.persistentStoreOpen, "a store at this URL was already added to the coordinator", url: url)
+            }
+            let store = cls.init(persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
+            try store.loadMetadata()
+            if store.identifier == nil { store.identifier = UUID().uuidString }
+            stores.append(store)
+            store.didAdd(to: self)
+            return store
+        }
+    }
+
+    /// Adds a store of `type` at `storeURL`.
+    ///
+    /// Related Core Data documentation: [addPersistentStore(type:configuration:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/addpersistentstore(type:configuration:at:options:))
+    @discardableResult
+    open func addPersistentStore(type: NSPersistentStore.StoreType, configuration: String? = nil, at storeURL: URL,
+                                 options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        try addPersistentStore(ofType: type.rawValue, configurationName: configuration, at: storeURL, options: options)
+    }
+
+    /// Adds the store a description describes, calling `block` when done (at once unless the
+    /// description asks for asynchronous adding).
+    open func addPersistentStore(with storeDescription: NSPersistentStoreDescription,
+                                 completionHandler block: @escaping (NSPersistentStoreDescription, (any Error)?) -> Void) {
+        let work = {
+            do {
+                _ = try self.addPersistentStore(ofType: storeDescription.type, configurationName: storeDescription.configuration,
+                                                at: storeDescription.url, options: storeDescription.coordinatorOptions)
+                block(storeDescription, nil)
+            } catch {
+                block(storeDescription, error)
+            }
+        }
+        if storeDescription.shouldAddStoreAsynchronously {
+            let boxed = UncheckedSendable(work)
+            DispatchQueue.global().async { boxed.value() }
+        } else {
+            work()
+        }
+    }
+
+    /// Removes a store from the coordinator (its file stays).
+    open func remove(_ store: NSPersistentStore) throws {
+        try lock.withLock {
+            guard let index = stores.firstIndex(where: { $0 === store }) else {
+                throw OpenCoreDataError(.persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
+            }
+            store.willRemove(from: self)
+            stores.remove(at: index)
+        }
+    }
+
+    /// The store at `URL`.
+    open func persistentStore(for URL: URL) -> NSPersistentStore? {
+        lock.withLock { stores.first { $0.url?.standardizedFileURL == URL.standardizedFileURL } }
+    }
+
+    /// The URL of `store`.
+    open func url(for store: NSPersistentStore) -> URL { store.url ?? URL(fileURLWithPath: "/dev/null") }
+
+    // MARK: Metadata
+
+    /// The metadata of a store this coordinator holds.
+    open func metadata(for store: NSPersistentStore) -> [String: Any] { lock.withLock { store.metadata ?? [:] } }
+
+    /// Sets a store's metadata; it is written at the next save.
+    open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        lock.withLock {
+            var merged = metadata ?? [:]
+            merged[NSStoreUUIDKey] = store.identifier
+            merged[NSStoreTypeKey] = store.type
+            store.metadata = merged
+        }
+    }
+
+    /// The metadata of the store at `url`, without adding it.
+    ///
+    /// Related Core Data documentation: [metadataForPersistentStore(ofType:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/metadataforpersistentstore(oftype:at:options:))
+    open class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        try storeClass(for: storeType).metadataForPersistentStore(with: url)
+    }
+
+    /// The metadata of the store at `url`, without adding it.
+    open class func metadataForPersistentStore(type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        try metadataForPersistentStore(ofType: type.rawValue, at: url, options: options)
+    }
+
+    /// Writes metadata to the store at `url` without adding it.
+    open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreOfType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws {
+        try storeClass(for: storeType).setMetadata(metadata, forPersistentStoreAt: url)
+    }
+
+    /// Deletes a store's files (and its `-wal`/`-shm` companions).
+    ///
+    /// Related Core Data documentation: [destroyPersistentStore(at:ofType:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/destroypersistentstore(at:oftype:options:))
+    open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+        let cls = try Self.storeClass(for: storeType)
+        try lock.withLock {
+            if let store = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
+                store.willRemove(from: self)
+                stores.removeAll { $0 === store }
+            }
+            try cls.destroyStore(at: url, options: options)
+        }
+    }
+
+    /// Deletes a store's files.
+    open func destroyPersistentStore(at url: URL, type: NSPersistentStore.StoreType, options: [AnyHashable: Any]? = nil) throws {
+        try destroyPersistentStore(at: url, ofType: type.rawValue, options: options)
+    }
+
+    // MARK: Object IDs
+
+    /// The object ID a `uriRepresentation()` stands for, if one of the stores holds its entity.
+    ///
+    /// Related Core Data documentation: [managedObjectID(forURIRepresentation:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/managedobjectid(foruirepresentation:))
+    open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, let entity = managedObjectModel.entitiesByName[parts[0]], let kind = parts[1].first else { return nil }
+        let value = String(parts[1].dropFirst())
+        return lock.withLock {
+            guard let store = stores.first(where: { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame }) as? NSIncrementalStore else { return nil }
+            switch kind {
+            case "p": return Int64(value).map { store.newObjectID(for: entity, referenceObject: $0) }
+            case "s": return store.newObjectID(for: entity, referenceObject: value.removingPercentEncoding ?? value)
+            default: return nil
+            }
+        }
+    }
+
+    // MARK: Requests
+
+    /// Runs a request against the stores and returns its result (`[Any]` for fetches and saves).
+    ///
+    /// Related Core Data documentation: [execute(_:with:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/execute(_:with:))
+    open func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext) throws -> Any {
+        try lock.withLock {
+            switch request {
+            case let fetch as NSFetchRequest<any NSFetchRequestResult>:
+                return try executeFetch(fetch, context: context)
+            case let save as NSSaveChangesRequest:
+                try executeSave(save, context: context)
+                return [Any]()
+            default:
+                let stores = request.affectedStores ?? self.stores
+                guard let store = stores.first as? NSIncrementalStore else {
+                    throw OpenCoreDataError(.persistentStoreUnsupportedRequestType, "no store can run \(type(of: request))")
+                }
+                return try store.execute(request, with: context)
+            }
+        }
+    }
+
+    /// Runs `block` with the coordinator's lock held.
+    open func performAndWait<T>(_ block: () throws -> T) rethrows -> T { try lock.withLock { try block() } }
+
+    /// Runs `block` asynchronously with the coordinator's lock held.
+    open func perform(_ block: @escaping () -> Void) {
+        let boxed = UncheckedSendable(block)
+        DispatchQueue.global().async { self.lock.withLock { boxed.value() } }
+    }
+
+    /// The stores that hold `entity` (by configuration), in the order they were added.
+    package func stores(for entity: NSEntityDescription) -> [NSIncrementalStore] {
+        lock.withLock {
+            stores.compactMap { store -> NSIncrementalStore? in
+                guard let store = store as? NSIncrementalStore else { return nil }
+                let members = managedObjectModel.entities(forConfigurationName: store.configurationName) ?? []
+                return members.contains { $0 === entity } ? store : nil
+            }
+        }
+    }
+
+    private func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> Any {
+        guard let entity = request.entity else {
+            throw OpenCoreDataError(.coreDataError, "the fetch request has no entity", entityName: request.entityName)
+        }
+        let targets = request.affectedStores?.compactMap { $0 as? NSIncrementalStore } ?? stores(for: entity)
+        if targets.count == 1 { return try targets[0].execute(request, with: context) }
+        var combined: [Any] = []
+        var total = 0
+        for store in targets {
+            let result = try store.execute(request, with: context) as? [Any] ?? []
+            if request.resultType == .countResultType {
+                total += result.first.flatMap { ValueConversion.int64($0) }.map(Int.init) ?? 0
+            } else {
+                combined.append(contentsOf: result)
+            }
+        }
+        if request.resultType == .countResultType { return [total] as [Any] }
+        return combined
+    }
+
+    private func executeSave(_ request: NSSaveChangesRequest, context: NSManagedObjectContext) throws {
+        var byStore: [ObjectIdentifier: (NSIncrementalStore, [Set<NSManagedObject>])] = [:]
+        func add(_ objects: Set<NSManagedObject>?, _ kind: Int) {
+            for object in objects ?? [] {
+                guard let store = object.objectID.persistentStore as? NSIncrementalStore else { continue }
+                let key = ObjectIdentifier(store)
+                if byStore[key] == nil { byStore[key] = (store, [[], [], [], []]) }
+                byStore[key]!.1[kind].insert(object)
+            }
+        }
+        add(request.insertedObjects, 0)
+        add(request.updatedObjects, 1)
+        add(request.deletedObjects, 2)
+        add(request.lockedObjects, 3)
+        for (store, sets) in byStore.values {
+            if store.isReadOnly {
+                throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url)
+            }
+            let perStore = NSSaveChangesRequest(inserted: sets[0], updated: sets[1], deleted: sets[2], locked: sets[3])
+            _ = try store.execute(perStore, with: context)
+        }
+    }
+
+    /// Loads the values of a fault from its store.
+    package func newValues(for objectID: NSManagedObjectID, context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
+        try lock.withLock {
+            guard let store = objectID.persistentStore as? NSIncrementalStore else {
+                throw OpenCoreDataError(.persistentStoreOperation, "the object's store was removed", entityName: objectID.entity.name, objectID: objectID)
+            }
+            return try store.newValuesForObject(with: objectID, with: context)
+        }
+    }
+
+    /// Loads the destination IDs of a relationship from its store.
+    package func newValue(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID,
+                          context: NSManagedObjectContext) throws -> Any {
+        try lock.withLock {
+            guard let store = objectID.persistentStore as? NSIncrementalStore else { return NSNull() }
+            return try store.newValue(forRelationship: relationship, forObjectWith: objectID, with: context)
+        }
+    }
+
+    /// Asks each object's store for permanent IDs.
+    package func obtainPermanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        try lock.withLock {
+            var result = objects.map(\.objectID)
+            var byStore: [ObjectIdentifier: (NSIncrementalStore, [Int])] = [:]
+            for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {
+                guard let store = stores(for: object.entity).first else {
+                    throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(object.entity.name ?? "?")", entityName: object.entity.name)
+                }
+                byStore[ObjectIdentifier(store), default: (store, [])].1.append(i)
+            }
+            for (store, indices) in byStore.values {
+                let ids = try store.obtainPermanentIDs(for: indices.map { objects[$0] })
+                guard ids.count == indices.count else {
+                    throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(ids.count) IDs for \(indices.count) objects")
+                }
+                for (i, id) in zip(indices, ids) { result[i] = id }
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// An attribute of an entity: a value stored in a column.
+///
+/// ```swift
+/// let updatedAt = NSAttributeDescription()
+/// updatedAt.name = "updatedAt"
+/// updatedAt.attributeType = .dateAttributeType
+/// updatedAt.isOptional = false
+/// ```
+///
+/// Values are held as Swift values of one canonical type per attribute type: `Int16`, `Int32`,
+/// `Int64`, `Decimal`, `Double`, `Float`, `String`, `Bool`, `Date`, `Data`, `UUID`, `URL`, and for
+/// transformable attributes (until value transformers land) `Data`.
+///
+/// - Note: Linux: `attributeValueClassName` names the Swift type (`"Int16"`, `"String"`), not an
+///   Objective-C class.
+///
+/// Related Core Data documentation: [NSAttributeDescription](https://developer.apple.com/documentation/coredata/nsattributedescription)
+open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The attribute's type.
+    open var attributeType: NSAttributeType = .undefinedAttributeType
+    /// The Swift-style spelling of ``attributeType``.
+    open var type: AttributeType {
+        get { AttributeType(attributeType) }
+        set { attributeType = newValue.rawValue }
+    }
+    /// The name of the value's type; derived from ``attributeType`` unless set.
+    open var attributeValueClassName: String? {
+        get { _attributeValueClassName ?? attributeType.canonicalTypeName }
+        set { _attributeValueClassName = newValue }
+    }
+    private var _attributeValueClassName: String?
+    /// The value a new object starts with.
+    open var defaultValue: Any?
+    /// Whether large values may live outside the store file.
+    open var allowsExternalBinaryDataStorage: Bool = false
+    /// Whether the value is kept in persistent history when the object is deleted.
+    open var preservesValueInHistoryOnDeletion: Bool = false
+    /// Whether CloudKit encrypts the value (stored, no effect on Linux).
+    open var allowsCloudEncryption: Bool = false
+    /// The name of the value transformer for a transformable attribute.
+    open var valueTransformerName: String?
+
+    public override init() { super.init() }
+
+    /// Convenience initializer (not Apple API) for models built in code.
+    public convenience init(name: String, type: NSAttributeType, isOptional: Bool = true, defaultValue: Any? = nil) {
+        self.init()
+        self.name = name
+        self.attributeType = type
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue
+    }
+}
+
+extension NSAttributeType {
+    /// The Swift type name of the canonical value for this attribute type.
+    package var canonicalTypeName: String? {
+        switch self {
+        case .integer16AttributeType: "Int16"
+        case .integer32AttributeType: "Int32"
+        case .integer64AttributeType: "Int64"
+        case .decimalAttributeType: "Decimal"
+        case .doubleAttributeType: "Double"
+        case .floatAttributeType: "Float"
+        case .stringAttributeType: "String"
+        case .booleanAttributeType: "Bool"
+        case .dateAttributeType: "Date"
+        case .binaryDataAttributeType, .transformableAttributeType: "Data"
+        case .UUIDAttributeType: "UUID"
+        case .URIAttributeType: "URL"
+        case .objectIDAttributeType: "NSManagedObjectID"
+        case .compositeAttributeType: "Dictionary"
+        case .undefinedAttributeType: nil
+        }
+    }
+}

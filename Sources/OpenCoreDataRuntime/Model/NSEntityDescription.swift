@@ -1,0 +1,270 @@
+import Foundation
+
+/// A description of an entity: its name, class, properties and place in an inheritance tree.
+///
+/// ```swift
+/// let country = NSEntityDescription()
+/// country.name = "Country"
+/// country.managedObjectClassName = NSStringFromClass(Country.self)
+/// country.properties = [
+///     NSAttributeDescription(name: "numericISO3166Code", type: .integer16AttributeType, isOptional: false),
+///     NSAttributeDescription(name: "updatedAt", type: .dateAttributeType, isOptional: false),
+/// ]
+/// ```
+///
+/// `properties` returns inherited properties first, then the entity's own; setting it sets the
+/// entity's own properties.
+///
+/// - Note: Linux: there is no Objective-C runtime to find a class by its bare name. A
+///   `managedObjectClassName` of `"Module.Class"` (what `NSStringFromClass` returns) is found at once;
+///   a bare `"Class"` is found once the class has been used with the model (`init(context:)`,
+///   `fetch` of an `NSFetchRequest<Class>`, `entity()`), and until then objects are `NSManagedObject`.
+///
+/// Related Core Data documentation: [NSEntityDescription](https://developer.apple.com/documentation/coredata/nsentitydescription)
+///
+/// `@unchecked Sendable` invariant: mutated only while its model is built; read-only once in use.
+/// The lazily computed layout is guarded by a lock.
+open class NSEntityDescription: NSObject, @unchecked Sendable {
+    /// The entity's name.
+    open var name: String?
+    /// The name of the class that represents the entity.
+    open var managedObjectClassName: String! = "NSManagedObject"
+    /// Whether the entity has no instances of its own.
+    open var isAbstract: Bool = false
+    /// Free-form information about the entity.
+    open var userInfo: [AnyHashable: Any]?
+    /// A string that makes the version hash differ when nothing else does.
+    open var versionHashModifier: String?
+    /// The name this entity had in the previous model version, for migrations.
+    open var renamingIdentifier: String?
+    /// Groups of property names (or descriptions) whose values must be unique together.
+    open var uniquenessConstraints: [[Any]] = []
+    /// The model that holds this entity.
+    open internal(set) weak var managedObjectModel: NSManagedObjectModel!
+    /// The parent entity.
+    open internal(set) weak var superentity: NSEntityDescription?
+
+    private var _ownProperties: [NSPropertyDescription] = []
+    private var _subentities: [NSEntityDescription] = []
+    private let layoutCache = Locked<EntityLayout?>(nil)
+
+    public override init() { super.init() }
+
+    /// Convenience initializer (not Apple API) for models built in code.
+    public convenience init(name: String, managedObjectClassName: String? = nil, properties: [NSPropertyDescription] = []) {
+        self.init()
+        self.name = name
+        self.managedObjectClassName = managedObjectClassName ?? "NSManagedObject"
+        self.properties = properties
+    }
+
+    /// All properties: inherited ones first, then the entity's own. Setting it sets the own ones.
+    open var properties: [NSPropertyDescription] {
+        get { (superentity?.properties ?? []) + _ownProperties }
+        set {
+            let inherited = Set((superentity?.properties ?? []).map(ObjectIdentifier.init))
+            _ownProperties = newValue.filter { !inherited.contains(ObjectIdentifier($0)) }
+            for property in _ownProperties { property.entity = self }
+            invalidateLayout()
+        }
+    }
+
+    /// The entity's own properties, without inherited ones.
+    package var ownProperties: [NSPropertyDescription] { _ownProperties }
+
+    /// The properties by name, inherited ones included.
+    open var propertiesByName: [String: NSPropertyDescription] {
+        Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { _, own in own })
+    }
+    /// The attributes by name, inherited ones included.
+    open var attributesByName: [String: NSAttributeDescription] {
+        propertiesByName.compactMapValues { $0 as? NSAttributeDescription }
+    }
+    /// The relationships by name, inherited ones included.
+    open var relationshipsByName: [String: NSRelationshipDescription] {
+        propertiesByName.compactMapValues { $0 as? NSRelationshipDescription }
+    }
+
+    /// The child entities. Setting it makes this entity their superentity.
+    open var subentities: [NSEntityDescription] {
+        get { _subentities }
+        set {
+            for old in _subentities where old.superentity === self { old.superentity = nil }
+            _subentities = newValue
+            for child in newValue { child.superentity = self; child.invalidateLayout() }
+            invalidateLayout()
+        }
+    }
+    /// The child entities by name.
+    open var subentitiesByName: [String: NSEntityDescription] {
+        Dictionary(_subentities.compactMap { e in e.name.map { ($0, e) } }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The relationships whose destination is `entity`.
+    open func relationships(forDestination entity: NSEntityDescription) -> [NSRelationshipDescription] {
+        properties.compactMap { $0 as? NSRelationshipDescription }.filter { $0.destinationEntity === entity }
+    }
+
+    /// Whether this entity is `entity` or inherits from it.
+    open func isKindOf(entity: NSEntityDescription) -> Bool {
+        var current: NSEntityDescription? = self
+        while let e = current {
+            if e === entity { return true }
+            current = e.superentity
+        }
+        return false
+    }
+
+    /// Returns the entity named `entityName` in the context's model.
+    ///
+    /// Related Core Data documentation: [entity(forEntityName:in:)](https://developer.apple.com/documentation/coredata/nsentitydescription/entity(forentityname:in:))
+    open class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
+        context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[entityName]
+    }
+
+    /// Creates an object of the named entity and inserts it in `context`.
+    ///
+    /// Returns a plain `NSManagedObject` that is not inserted (and logs) if the model has no such
+    /// entity; Apple raises `NSInternalInconsistencyException` there.
+    open class func insertNewObject(forEntityName entityName: String, into context: NSManagedObjectContext) -> NSManagedObject {
+        guard let entity = entity(forEntityName: entityName, in: context) else {
+            reportMisuse("insertNewObject(forEntityName:into:): no entity named \(entityName) in the context's model")
+            return NSManagedObject(entity: NSEntityDescription(name: entityName), insertInto: nil)
+        }
+        let cls = entity.layout.managedObjectClass
+        return cls.init(entity: entity, insertInto: context)
+    }
+
+    open override var description: String {
+        "(<NSEntityDescription>) name \(name ?? "nil"), managedObjectClassName \(managedObjectClassName ?? "nil"), superentity \(superentity?.name ?? "nil"), properties [\(properties.map(\.name).joined(separator: ", "))]"
+    }
+
+    // MARK: Layout
+
+    /// The entity's slot layout (computed once, then shared by every object of the entity).
+    package var layout: EntityLayout {
+        layoutCache.withLock { cache in
+            if let cache { return cache }
+            let made = EntityLayout(entity: self)
+            cache = made
+            return made
+        }
+    }
+
+    package func invalidateLayout() {
+        layoutCache.withLock { $0 = nil }
+        for child in _subentities { child.invalidateLayout() }
+    }
+
+    /// The root of the inheritance tree this entity belongs to.
+    package var rootEntity: NSEntityDescription {
+        var e = self
+        while let parent = e.superentity { e = parent }
+        return e
+    }
+}
+
+/// How an entity's values are laid out in an object: one slot per property, inherited properties
+/// first so a property has the same slot in an entity and all its subentities.
+///
+/// `@unchecked Sendable` invariant: immutable after init, except the class cache, which is locked.
+package final class EntityLayout: @unchecked Sendable {
+    /// A process-unique number, used by ``ManagedPropertyKey`` caches.
+    package let id: UInt32
+    package unowned let entity: NSEntityDescription
+    package let properties: [NSPropertyDescription]
+    package let indexByName: [String: Int]
+    /// Attribute type per slot (`nil` for relationships).
+    package let attributeTypes: [NSAttributeType?]
+    /// Relationship per slot (`nil` for attributes).
+    package let relationships: [NSRelationshipDescription?]
+    /// Slots that hold stored (non-transient) attributes.
+    package let storedAttributeSlots: [Int]
+    /// Slots that hold relationships.
+    package let relationshipSlots: [Int]
+    private let classCache = Locked<NSManagedObject.Type?>(nil)
+
+    private static let counter = Locked<UInt32>(0)
+
+    init(entity: NSEntityDescription) {
+        id = Self.counter.withLock { $0 &+= 1; return $0 }
+        self.entity = entity
+        var seen = [String: Int]()
+        var props: [NSPropertyDescription] = []
+        for property in entity.properties {
+            if let existing = seen[property.name] {
+                props[existing] = property  // an own property overrides an inherited one of the same name
+            } else {
+                seen[property.name] = props.count
+                props.append(property)
+            }
+        }
+        properties = props
+        indexByName = seen
+        attributeTypes = props.map { ($0 as? NSAttributeDescription)?.attributeType }
+        relationships = props.map { $0 as? NSRelationshipDescription }
+        storedAttributeSlots = props.indices.filter { props[$0] is NSAttributeDescription && !props[$0].isTransient }
+        relationshipSlots = props.indices.filter { props[$0] is NSRelationshipDescription }
+    }
+
+    /// The class that represents the entity (see NSEntityDescription's Linux note).
+    package var managedObjectClass: NSManagedObject.Type {
+        if let cached = classCache.withLock({ $0 }) { return cached }
+        let resolved = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
+        if let resolved { classCache.withLock { $0 = resolved } }
+        return resolved ?? NSManagedObject.self
+    }
+
+    /// Records the class that represents this entity, once the class is seen in use.
+    package func noteClass(_ cls: NSManagedObject.Type) {
+        guard cls != NSManagedObject.self else { return }
+        classCache.withLock { if $0 == nil || $0 == NSManagedObject.self { $0 = cls } }
+        ManagedObjectClassRegistry.register(cls)
+        ManagedObjectClassRegistry.noteEntity(entity, for: cls)
+    }
+}
+
+/// Finds `NSManagedObject` subclasses by name without an Objective-C runtime.
+package enum ManagedObjectClassRegistry {
+    private static let byName = Locked<[String: NSManagedObject.Type]>([:])
+
+    private static let entities = Locked<[ObjectIdentifier: WeakEntity]>([:])
+    private struct WeakEntity { weak var entity: NSEntityDescription? }
+
+    /// Remembers the entity a class was last used with, for `entity()`.
+    package static func noteEntity(_ entity: NSEntityDescription, for cls: NSManagedObject.Type) {
+        entities.withLock { $0[ObjectIdentifier(cls)] = WeakEntity(entity: entity) }
+    }
+
+    /// The entity a class was last used with.
+    package static func entity(for cls: NSManagedObject.Type) -> NSEntityDescription? {
+        entities.withLock { $0[ObjectIdentifier(cls)]?.entity }
+    }
+
+    package static func register(_ cls: NSManagedObject.Type) {
+        let qualified = String(reflecting: cls)
+        let bare = qualified.split(separator: ".").last.map(String.init) ?? qualified
+        byName.withLock { $0[qualified] = cls; if $0[bare] == nil { $0[bare] = cls } }
+    }
+
+    package static func resolve(_ name: String?) -> NSManagedObject.Type? {
+        guard let name, !name.isEmpty, name != "NSManagedObject" else { return nil }
+        if let known = byName.withLock({ $0[name] }) { return known }
+        if let cls = _typeByName(name) as? NSManagedObject.Type {
+            register(cls)
+            return cls
+        }
+        return nil
+    }
+
+    /// The bare class name (`Country` for `MyApp.Country`).
+    package static func bareName(of cls: AnyClass) -> String {
+        let qualified = String(reflecting: cls)
+        return qualified.split(separator: ".").last.map(String.init) ?? qualified
+    }
+}
+
+/// Reports a programming error that Apple answers with an Objective-C exception, without crashing.
+package func reportMisuse(_ message: String) {
+    FileHandle.standardError.write(Data("OpenCoreData: \(message)\n".utf8))
+}

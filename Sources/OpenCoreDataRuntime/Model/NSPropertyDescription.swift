@@ -1,0 +1,53 @@
+import Foundation
+
+/// A property of an entity: an attribute or a relationship.
+///
+/// ```swift
+/// let name = NSAttributeDescription()
+/// name.name = "name"
+/// name.attributeType = .stringAttributeType
+/// name.isOptional = false
+/// ```
+///
+/// Related Core Data documentation: [NSPropertyDescription](https://developer.apple.com/documentation/coredata/nspropertydescription)
+///
+/// `@unchecked Sendable` invariant: a description is mutated only while its model is being built;
+/// once a coordinator uses the model it is read-only (Apple raises on later mutation).
+open class NSPropertyDescription: NSObject, @unchecked Sendable {
+    /// The property's name.
+    open var name: String = ""
+    /// The entity that owns the property.
+    open internal(set) weak var entity: NSEntityDescription!
+    /// Whether the property may be nil when saved. Defaults to `true`, as on Apple.
+    open var isOptional: Bool = true
+    /// Whether the property is not saved to the store.
+    open var isTransient: Bool = false
+    /// Free-form information about the property.
+    open var userInfo: [AnyHashable: Any]?
+    /// A string that makes the version hash differ when nothing else does.
+    open var versionHashModifier: String?
+    /// The name this property had in the previous model version, for migrations.
+    open var renamingIdentifier: String?
+    /// Whether the store should index the property (deprecated on Apple in favour of fetch indexes).
+    open var isIndexed: Bool = false
+    /// Whether Spotlight indexes the property (stored, no effect on Linux).
+    open var isIndexedBySpotlight: Bool = false
+    /// The validation predicates (evaluated at save; see ``NSPropertyDescription/setValidationPredicates(_:withValidationWarnings:)``).
+    open private(set) var validationPredicates: [NSPredicate] = []
+    /// The warnings that go with ``validationPredicates``.
+    open private(set) var validationWarnings: [Any] = []
+    /// Read-only properties (derived attributes) cannot be set; this feeds the version hash.
+    package var _isReadOnly: Bool { false }
+
+    public override init() { super.init() }
+
+    /// Sets the validation predicates and the warnings reported when each fails.
+    open func setValidationPredicates(_ validationPredicates: [NSPredicate]?, withValidationWarnings warnings: [String]?) {
+        self.validationPredicates = validationPredicates ?? []
+        self.validationWarnings = warnings ?? []
+    }
+
+    open override var description: String {
+        "(\(type(of: self))), name \(name), isOptional \(isOptional), isTransient \(isTransient), entity \(entity?.name ?? "nil")"
+    }
+}

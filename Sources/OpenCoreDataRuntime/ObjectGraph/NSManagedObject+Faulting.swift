@@ -1,0 +1,38 @@
+import Foundation
+
+extension NSManagedObject {
+    /// Loads the object's values from its context's store (or its prefetched snapshot).
+    package func _fireFault() {
+        guard _isFault else { return }
+        if let snapshot = _snapshot {
+            _values = snapshot
+            _isFault = false
+            awakeFromFetch()
+            return
+        }
+        guard let context = _context else { return }
+        context._fulfillFault(self)
+    }
+
+    /// Fills a fault from a store node's values (to-one slots hold object IDs, to-many `nil`).
+    package func _fulfill(values: ContiguousArray<Any?>, version: Int64) {
+        _snapshot = values
+        _version = version
+        if _isFault {
+            _values = values
+            _isFault = false
+            awakeFromFetch()
+        }
+    }
+
+    /// Turns the object back into a fault, dropping its values (and unsaved changes).
+    package func _turnIntoFault() {
+        guard !_isFault, !_isInserted else { return }
+        willTurnIntoFault()
+        _values = []
+        _snapshot = nil
+        _changedSlots.removeAll()
+        _isFault = true
+        didTurnIntoFault()
+    }
+}

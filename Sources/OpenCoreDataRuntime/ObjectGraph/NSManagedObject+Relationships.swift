@@ -1,0 +1,198 @@
+import Foundation
+
+extension NSManagedObject {
+    /// The object at a to-one slot, resolving a stored object ID to a (faulted) object.
+    package func _toOne(slot: Int) -> NSManagedObject? {
+        switch _values[slot] {
+        case let object as NSManagedObject:
+            return object
+        case let id as NSManagedObjectID:
+            guard let context = _context else { return nil }
+            let object = context.object(with: id)
+            _values[slot] = object
+            return object
+        default:
+            return nil
+        }
+    }
+
+    /// The objects of a to-many slot, loading them from the store on first access.
+    package func _toMany(slot: Int) -> ManagedObjectList {
+        if let list = _values[slot] as? ManagedObjectList { return list }
+        let relationship = _layout.relationships[slot]!
+        let loaded = _context?._loadToMany(relationship, of: self) ?? []
+        let list = relationship.isOrdered ? ManagedObjectList.ordered(loaded) : ManagedObjectList.unordered(Set(loaded))
+        _values[slot] = list
+        return list
+    }
+
+    /// Sets a to-one relationship and keeps the inverse consistent on both old and new destinations.
+    package func _setToOne(_ newValue: NSManagedObject?, slot: Int) {
+        let relationship = _layout.relationships[slot]!
+        let old = _toOne(slot: slot)
+        if old === newValue { return }
+        _storeValue(newValue, slot: slot)
+        guard let inverse = relationship.inverseRelationship else { return }
+        if let old { old._inverseRemove(self, inverse: inverse) }
+        if let newValue { newValue._inverseAdd(self, inverse: inverse) }
+    }
+
+    /// Replaces the objects of a to-many relationship, keeping inverses consistent.
+    package func _replaceToMany(slot: Int, with objects: [NSManagedObject]) {
+        let relationship = _layout.relationships[slot]!
+        let current = _toMany(slot: slot).objects
+        let newIDs = Set(objects.map(ObjectIdentifier.init))
+        let oldIDs = Set(current.map(ObjectIdentifier.init))
+        let list = relationship.isOrdered ? ManagedObjectList.ordered(objects) : ManagedObjectList.unordered(Set(objects))
+        _storeValue(list, slot: slot)
+        guard let inverse = relationship.inverseRelationship else { return }
+        for removed in current where !newIDs.contains(ObjectIdentifier(removed)) { removed._inverseRemove(self, inverse: inverse) }
+        for added in objects where !oldIDs.contains(ObjectIdentifier(added)) { added._inverseAdd(self, inverse: inverse) }
+    }
+
+    /// Adds objects to a to-many relationship (the generated `addToX` accessors and mutable sets).
+    package func _addToMany(_ objects: [NSManagedObject], slot: Int) {
+        var list = _toMany(slot: slot)
+        let relationship = _layout.relationships[slot]!
+        var added: [NSManagedObject] = []
+        for object in objects where !list.contains(object) { list.insert(object); added.append(object) }
+        guard !added.isEmpty else { return }
+        _storeValue(list, slot: slot)
+        if let inverse = relationship.inverseRelationship { for object in added { object._inverseAdd(self, inverse: inverse) } }
+    }
+
+    /// Removes objects from a to-many relationship.
+    package func _removeFromToMany(_ objects: [NSManagedObject], slot: Int) {
+        var list = _toMany(slot: slot)
+        let relationship = _layout.relationships[slot]!
+        var removed: [NSManagedObject] = []
+        for object in objects where list.contains(object) { list.remove(object); removed.append(object) }
+        guard !removed.isEmpty else { return }
+        _storeValue(list, slot: slot)
+        if let inverse = relationship.inverseRelationship { for object in removed { object._inverseRemove(self, inverse: inverse) } }
+    }
+
+    /// Makes `source` part of this object's `inverse` relationship, without recursing back.
+    private func _inverseAdd(_ source: NSManagedObject, inverse: NSRelationshipDescription) {
+        guard let slot = _layout.indexByName[inverse.name] else { return }
+        if _isFault { _fireFault() }
+        if inverse.isToMany {
+            var list = _toMany(slot: slot)
+            guard !list.contains(source) else { return }
+            list.insert(source)
+            _storeValue(list, slot: slot)
+        } else {
+            let previous = _toOne(slot: slot)
+            if previous === source { return }
+            _storeValue(source, slot: slot)
+            // The previous partner of a one-to-one loses us.
+            if let previous, let back = inverse.inverseRelationship, let backSlot = previous._layout.indexByName[back.name] {
+                if back.isToMany {
+                    var list = previous._toMany(slot: backSlot)
+                    list.remove(self)
+                    previous._storeValue(list, slot: backSlot)
+                } else if previous._toOne(slot: backSlot) === self {
+                    previous._storeValue(nil, slot: backSlot)
+                }
+            }
+        }
+    }
+
+    /// Takes `source` out of this object's `inverse` relationship, without recursing back.
+    private func _inverseRemove(_ source: NSManagedObject, inverse: NSRelationshipDescription) {
+        guard let slot = _layout.indexByName[inverse.name] else { return }
+        if _isFault { _fireFault() }
+        if inverse.isToMany {
+            var list = _toMany(slot: slot)
+            guard list.contains(source) else { return }
+            list.remove(source)
+            _storeValue(list, slot: slot)
+        } else if _toOne(slot: slot) === source {
+            _storeValue(nil, slot: slot)
+        }
+    }
+
+    // MARK: Mutable proxies
+
+    /// A mutable set whose changes go to the to-many relationship `key`.
+    ///
+    /// - Note: Linux: returns ``ManagedMutableSet`` rather than `NSMutableSet`: it has `NSMutableSet`'s
+    ///   `add(_:)`, `remove(_:)`, `addObjects(from:)`, `removeAllObjects()` and `count`.
+    ///
+    /// Related Core Data documentation: [mutableSetValue(forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1408115-mutablesetvalue)
+    public func mutableSetValue(forKey key: String) -> ManagedMutableSet {
+        ManagedMutableSet(owner: self, key: key)
+    }
+
+    /// A mutable ordered set whose changes go to the ordered to-many relationship `key`.
+    public func mutableOrderedSetValue(forKey key: String) -> ManagedMutableSet {
+        ManagedMutableSet(owner: self, key: key)
+    }
+
+    /// Whether the relationship's objects have not been loaded yet.
+    ///
+    /// Related Core Data documentation: [hasFault(forRelationshipNamed:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/hasfault(forrelationshipnamed:))
+    public func hasFault(forRelationshipNamed key: String) -> Bool {
+        guard let slot = _layout.indexByName[key], let relationship = _layout.relationships[slot] else { return false }
+        if _isFault { return true }
+        if relationship.isToMany { return !(_values[slot] is ManagedObjectList) }
+        return (_values[slot] as? NSManagedObject)?.isFault ?? (_values[slot] is NSManagedObjectID)
+    }
+
+    /// The object IDs of a relationship's destination objects, without firing faults.
+    public func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
+        guard let slot = _layout.indexByName[key], _layout.relationships[slot] != nil else { return [] }
+        switch _values.isEmpty ? nil : _values[slot] {
+        case let object as NSManagedObject: return [object.objectID]
+        case let id as NSManagedObjectID: return [id]
+        case let list as ManagedObjectList: return list.objects.map(\.objectID)
+        default: return _layout.relationships[slot]!.isToMany ? _toMany(slot: slot).objects.map(\.objectID) : []
+        }
+    }
+}
+
+/// A live, mutable view of a to-many relationship, as `mutableSetValue(forKey:)` returns.
+///
+/// Not `Sendable`: valid on its owner's context queue only, like the owner.
+public final class ManagedMutableSet: Sequence {
+    private let owner: NSManagedObject
+    private let key: String
+    private let slot: Int?
+
+    init(owner: NSManagedObject, key: String) {
+        self.owner = owner
+        self.key = key
+        let slot = owner._layout.indexByName[key]
+        self.slot = slot.flatMap { owner._layout.relationships[$0]?.isToMany == true ? $0 : nil }
+        if self.slot == nil { reportMisuse("mutableSetValue(forKey:): \(key) is not a to-many relationship of \(owner.entity.name ?? "?")") }
+    }
+
+    private var objects: [NSManagedObject] { slot.map { owner._toMany(slot: $0).objects } ?? [] }
+
+    public var count: Int { slot.map { owner._toMany(slot: $0).count } ?? 0 }
+    public func add(_ object: Any) { addObjects(from: [object]) }
+    public func addObjects(from array: [Any]) {
+        guard let slot else { return }
+        owner.willChangeValue(forKey: key)
+        owner._addToMany(array.compactMap { $0 as? NSManagedObject }, slot: slot)
+        owner.didChangeValue(forKey: key)
+    }
+    public func remove(_ object: Any) {
+        guard let slot, let object = object as? NSManagedObject else { return }
+        owner.willChangeValue(forKey: key)
+        owner._removeFromToMany([object], slot: slot)
+        owner.didChangeValue(forKey: key)
+    }
+    public func removeAllObjects() {
+        guard let slot else { return }
+        owner.willChangeValue(forKey: key)
+        owner._removeFromToMany(objects, slot: slot)
+        owner.didChangeValue(forKey: key)
+    }
+    public func contains(_ object: Any) -> Bool {
+        guard let slot, let object = object as? NSManagedObject else { return false }
+        return owner._toMany(slot: slot).contains(object)
+    }
+    public var allObjects: [Any] { objects }
+    public func makeIterator() -> IndexingIterator<[NSManagedObject]> { objects.makeIterator() }
+}

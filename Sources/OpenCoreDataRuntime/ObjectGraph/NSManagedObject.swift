@@ -1,0 +1,311 @@
+import Foundation
+
+/// The base class of the objects Core Data manages: one instance per object per context.
+///
+/// Subclass it and declare properties with `@ManagedProperty` (the Linux stand-in for `@NSManaged`):
+///
+/// ```swift
+/// final class Country: NSManagedObject {
+///     @ManagedProperty var updatedAt: Date
+///     @ManagedProperty fileprivate var numericISO3166Code: Int16
+/// }
+/// let country = Country(context: context)
+/// country.updatedAt = Date()
+/// ```
+///
+/// - Note: Linux: objects are valid only on their context's queue, as on Apple; nothing checks it.
+///
+/// Related Core Data documentation: [NSManagedObject](https://developer.apple.com/documentation/coredata/nsmanagedobject)
+open class NSManagedObject: NSObject {
+    package let _layout: EntityLayout
+    package var _objectID: NSManagedObjectID
+    package weak var _context: NSManagedObjectContext?
+    /// Current values, one per slot; empty while the object is a fault.
+    package var _values: ContiguousArray<Any?> = []
+    /// Values as last saved or fetched (to-one slots hold `NSManagedObjectID?`); `nil` for new objects.
+    package var _snapshot: ContiguousArray<Any?>?
+    /// The store's version of the row (`Z_OPT`).
+    package var _version: Int64 = 0
+    /// Slots changed since the last save.
+    package var _changedSlots = SlotSet()
+    package var _isFault = false
+    package var _isInserted = false
+    package var _isDeleted = false
+    /// Set when the object has been saved as deleted, or removed from its context.
+    package var _isInvalidated = false
+
+    // MARK: Creating
+
+    /// Creates an object of `entity` and inserts it in `context` (if not `nil`).
+    ///
+    /// Related Core Data documentation: [init(entity:insertInto:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/init(entity:insertinto:))
+    public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        let layout = entity.layout
+        _layout = layout
+        _objectID = NSManagedObjectID.makeTemporary(for: entity)
+        super.init()
+        layout.noteClass(type(of: self))
+        _values = _initialValues()
+        if let context { context.insert(self) }
+    }
+
+    /// Creates an object of the entity whose class is this class and inserts it in `context`.
+    ///
+    /// If the context's model has no entity for the class, the object is not inserted and the
+    /// problem is logged (Apple raises); use ``NSManagedObject/init(entity:insertInto:)`` to be explicit.
+    ///
+    /// Related Core Data documentation: [init(context:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/init(context:))
+    public convenience init(context moc: NSManagedObjectContext) {
+        if let entity = Self.entity(in: moc) {
+            self.init(entity: entity, insertInto: moc)
+        } else {
+            reportMisuse("init(context:): the context's model has no entity for class \(String(reflecting: Self.self))")
+            self.init(entity: NSEntityDescription(name: ManagedObjectClassRegistry.bareName(of: Self.self)), insertInto: nil)
+        }
+    }
+
+    /// Creates a fault for an object a store holds.
+    package static func makeFault(
+        class cls: NSManagedObject.Type, objectID: NSManagedObjectID, context: NSManagedObjectContext
+    ) -> NSManagedObject {
+        let object = cls.init(entity: objectID.entity, insertInto: nil)
+        object._objectID = objectID
+        object._context = context
+        object._values = []
+        object._isFault = true
+        return object
+    }
+
+    private func _initialValues() -> ContiguousArray<Any?> {
+        var values = ContiguousArray<Any?>(repeating: nil, count: _layout.properties.count)
+        for (slot, property) in _layout.properties.enumerated() {
+            if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {
+                values[slot] = ValueConversion.canonicalize(value, for: attribute.attributeType)
+            } else if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                values[slot] = relationship.isOrdered ? ManagedObjectList.ordered([]) : ManagedObjectList.unordered([])
+            }
+        }
+        return values
+    }
+
+    /// The entity description of the object's class in `context`'s model.
+    package static func entity(in context: NSManagedObjectContext) -> NSEntityDescription? {
+        context.persistentStoreCoordinator?.managedObjectModel.entity(forClass: self)
+    }
+
+    /// The entity of this class in the model of the first coordinator that used it.
+    ///
+    /// - Note: Linux: Apple looks the class up in every loaded model; here the class must have been
+    ///   used with a model (an object created or fetched) before `entity()` answers, else it returns an
+    ///   empty entity named after the class and logs.
+    ///
+    /// Related Core Data documentation: [entity()](https://developer.apple.com/documentation/coredata/nsmanagedobject/entity())
+    open class func entity() -> NSEntityDescription {
+        if let found = ManagedObjectClassRegistry.entity(for: self) { return found }
+        reportMisuse("entity(): \(String(reflecting: self)) has not been used with a model yet")
+        return NSEntityDescription(name: ManagedObjectClassRegistry.bareName(of: self))
+    }
+
+    /// A fetch request for this class's entity.
+    ///
+    /// Related Core Data documentation: [fetchRequest()](https://developer.apple.com/documentation/coredata/nsmanagedobject/fetchrequest())
+    open class func fetchRequest() -> NSFetchRequest<any NSFetchRequestResult> {
+        NSFetchRequest(entityName: ManagedObjectClassRegistry.entity(for: self)?.name ?? ManagedObjectClassRegistry.bareName(of: self))
+    }
+
+    // MARK: Identity and state
+
+    /// The object's entity.
+    public var entity: NSEntityDescription { _layout.entity }
+    /// The object's ID; temporary until saved.
+    public var objectID: NSManagedObjectID { _objectID }
+    /// The context the object is registered in, or `nil` once deleted and saved, or removed.
+    public var managedObjectContext: NSManagedObjectContext? { _context }
+    /// Whether the object was inserted and not saved yet.
+    public var isInserted: Bool { _isInserted }
+    /// Whether the object has unsaved changes to its values.
+    public var isUpdated: Bool { !_isInserted && !_isDeleted && !_changedSlots.isEmpty }
+    /// Whether the object will be deleted at the next save.
+    public var isDeleted: Bool { _isDeleted }
+    /// Whether the object's values have not been loaded.
+    public var isFault: Bool { _isFault }
+    /// Whether the object is inserted, updated or deleted.
+    public var hasChanges: Bool { _isInserted || _isDeleted || !_changedSlots.isEmpty }
+    /// Whether the object has changes that would be saved (ignoring transient-only changes).
+    public var hasPersistentChangedValues: Bool {
+        _isInserted || _isDeleted || _changedSlots.contains { !_layout.properties[$0].isTransient }
+    }
+    /// Ignored on Linux, where faults fire on their context's queue.
+    open var faultingState: Int { _isFault ? 1 : 0 }
+
+    open override var description: String {
+        let state = _isFault ? "<fault>" : "{" + _layout.properties.indices.map { slot in
+            "\(_layout.properties[slot].name) = \(_describe(slot))"
+        }.joined(separator: "; ") + "}"
+        return "<\(type(of: self)): \(objectID.uriRepresentation().absoluteString)> (entity: \(entity.name ?? "?"); data: \(state))"
+    }
+
+    private func _describe(_ slot: Int) -> String {
+        switch _values[slot] {
+        case nil: return "nil"
+        case let object as NSManagedObject: return object.objectID.description
+        case let id as NSManagedObjectID: return id.description
+        case let list as ManagedObjectList: return "<\(list.count) objects>"
+        case let value?: return "\(value)"
+        }
+    }
+
+    // MARK: Lifecycle hooks (Apple's names; override points)
+
+    /// Called once after the object is inserted in a context.
+    open func awakeFromInsert() {}
+    /// Called after the object's values are loaded from the store.
+    open func awakeFromFetch() {}
+    /// Called before the object is saved.
+    open func willSave() {}
+    /// Called after the object is saved.
+    open func didSave() {}
+    /// Called before the object turns into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object turned into a fault.
+    open func didTurnIntoFault() {}
+    /// Called when the object is about to be deleted.
+    open func prepareForDeletion() {}
+
+    // MARK: Access and change hooks
+
+    /// Called before a property's value is read. Fires the fault.
+    open func willAccessValue(forKey key: String?) { if _isFault { _fireFault() } }
+    /// Called after a property's value is read.
+    open func didAccessValue(forKey key: String?) {}
+    /// Called before a property's value changes.
+    open func willChangeValue(forKey key: String) {}
+    /// Called after a property's value changed.
+    open func didChangeValue(forKey key: String) {}
+    /// Called before a to-many relationship changes.
+    open func willChangeValue(forKey inKey: String, withSetMutation inMutationKind: NSKeyValueSetMutationKind, using inObjects: Set<AnyHashable>) {}
+    /// Called after a to-many relationship changed.
+    open func didChangeValue(forKey inKey: String, withSetMutation inMutationKind: NSKeyValueSetMutationKind, using inObjects: Set<AnyHashable>) {}
+
+    // MARK: Snapshots
+
+    /// The values changed since the last save, by key (relationships as objects).
+    ///
+    /// Related Core Data documentation: [changedValues()](https://developer.apple.com/documentation/coredata/nsmanagedobject/changedvalues())
+    public func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        if _isInserted {
+            for slot in _layout.properties.indices { if let v = _publicValue(slot: slot) { result[_layout.properties[slot].name] = v } }
+            return result
+        }
+        for slot in _changedSlots { result[_layout.properties[slot].name] = _publicValue(slot: slot) ?? NSNull() }
+        return result
+    }
+
+    /// The values as last saved or fetched, for the given keys (all properties if `nil`).
+    ///
+    /// Related Core Data documentation: [committedValues(forKeys:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/committedvalues(forkeys:))
+    public func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        if _isFault { _fireFault() }
+        guard let snapshot = _snapshot else { return [:] }
+        var result: [String: Any] = [:]
+        let slots = keys.map { $0.compactMap { _layout.indexByName[$0] } } ?? Array(_layout.properties.indices)
+        for slot in slots where slot < snapshot.count {
+            let property = _layout.properties[slot]
+            if let relationship = property as? NSRelationshipDescription, relationship.isToMany { continue }
+            result[property.name] = snapshot[slot] ?? NSNull()
+        }
+        return result
+    }
+
+    /// The values changed since the object was last fetched or refreshed (same as `changedValues()` here).
+    public func changedValuesForCurrentEvent() -> [String: Any] { changedValues() }
+}
+
+/// The kind of change to a to-many relationship.
+///
+/// Related Core Data documentation: [NSKeyValueSetMutationKind](https://developer.apple.com/documentation/foundation/nskeyvaluesetmutationkind)
+public enum NSKeyValueSetMutationKind: UInt, Sendable {
+    case union = 1
+    case minus = 2
+    case intersect = 3
+    case set = 4
+}
+
+/// A small set of slot numbers.
+package struct SlotSet: Sequence, Sendable {
+    private var words: [UInt64] = []
+    package init() {}
+    package var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
+    package mutating func insert(_ slot: Int) {
+        let w = slot >> 6
+        if w >= words.count { words.append(contentsOf: repeatElement(0, count: w - words.count + 1)) }
+        words[w] |= 1 << UInt64(slot & 63)
+    }
+    package func contains(_ slot: Int) -> Bool {
+        let w = slot >> 6
+        return w < words.count && words[w] & (1 << UInt64(slot & 63)) != 0
+    }
+    package mutating func removeAll() { words.removeAll(keepingCapacity: true) }
+    package func makeIterator() -> AnyIterator<Int> {
+        var w = 0
+        var bits: UInt64 = words.first ?? 0
+        let words = self.words
+        return AnyIterator {
+            while w < words.count {
+                if bits != 0 {
+                    let b = bits.trailingZeroBitCount
+                    bits &= bits - 1
+                    return w << 6 | b
+                }
+                w += 1
+                bits = w < words.count ? words[w] : 0
+            }
+            return nil
+        }
+    }
+}
+
+/// The objects of a loaded to-many relationship.
+package enum ManagedObjectList {
+    case unordered(Set<NSManagedObject>)
+    case ordered([NSManagedObject])
+
+    package var count: Int {
+        switch self {
+        case .unordered(let s): s.count
+        case .ordered(let a): a.count
+        }
+    }
+    package var objects: [NSManagedObject] {
+        switch self {
+        case .unordered(let s): Array(s)
+        case .ordered(let a): a
+        }
+    }
+    package func contains(_ object: NSManagedObject) -> Bool {
+        switch self {
+        case .unordered(let s): s.contains(object)
+        case .ordered(let a): a.contains { $0 === object }
+        }
+    }
+    package mutating func insert(_ object: NSManagedObject) {
+        switch self {
+        case .unordered(var s): s.insert(object); self = .unordered(s)
+        case .ordered(var a): if !a.contains(where: { $0 === object }) { a.append(object) }; self = .ordered(a)
+        }
+    }
+    package mutating func remove(_ object: NSManagedObject) {
+        switch self {
+        case .unordered(var s): s.remove(object); self = .unordered(s)
+        case .ordered(var a): a.removeAll { $0 === object }; self = .ordered(a)
+        }
+    }
+    /// The value `value(forKey:)` returns: `Set<NSManagedObject>` or `NSOrderedSet`.
+    package var publicValue: Any {
+        switch self {
+        case .unordered(let s): s
+        case .ordered(let a): NSOrderedSet(array: a)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Runs a fetch request and returns its results, reflecting unsaved changes in this context
+    /// (unless `includesPendingChanges` is off): deleted objects are left out, inserted and changed
+    /// objects that match the predicate are included.
+    ///
+    /// Throws for an unknown entity, a predicate that did not parse, or a store error.
+    ///
+    /// Related Core Data documentation: [fetch(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/fetch(_:))
+    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        try performAndWait { () throws(any Error) -> [T] in
+            let erased = try prepared(request)
+            let results = try _fetch(erased)
+            if T.self == NSNumber.self, erased.resultType == .countResultType {
+                return results.compactMap { ValueConversion.int64($0).map { NSNumber(value: $0) } as? T }
+            }
+            return results.compactMap { $0 as? T }
+        }
+    }
+
+    /// Runs a fetch request and returns all results as `NSFetchRequestResult`s.
+    public func fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
+        try performAndWait { () throws(any Error) -> [Any] in try _fetch(prepared(request)) }
+    }
+
+    /// The number of objects a fetch request would return.
+    ///
+    /// Related Core Data documentation: [count(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/count(for:))
+    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        try performAndWait { () throws(any Error) -> Int in
+            let erased = try prepared(request)
+            if erased.includesPendingChanges, hasPendingChanges(for: erased.entity!) {
+                erased.resultType = .managedObjectIDResultType
+                return try _fetch(erased).count
+            }
+            erased.resultType = .countResultType
+            guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+            let result = try coordinator.execute(erased, with: self) as? [Any] ?? []
+            return result.first.flatMap { ValueConversion.int64($0) }.map(Int.init) ?? 0
+        }
+    }
+
+    /// Runs a request (a fetch) and returns its result.
+    public func execute(_ request: NSPersistentStoreRequest) throws -> Any {
+        if let fetch = request as? NSFetchRequest<any NSFetchRequestResult> { return try self.fetch(fetch) }
+        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+        return try coordinator.execute(request, with: self)
+    }
+
+    /// A type-erased copy of `request` with its entity resolved and its predicate checked.
+    private func prepared<T>(_ request: NSFetchRequest<T>) throws -> NSFetchRequest<any NSFetchRequestResult> {
+        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+        let model = coordinator.managedObjectModel
+        guard let entity = request.entity.flatMap({ e in e.name.flatMap { model.entitiesByName[$0] } }) ?? request.entityName.flatMap({ model.entitiesByName[$0] }) else {
+            throw OpenCoreDataError(.coreDataError, "the model has no entity named \(request.entityName ?? "nil")", entityName: request.entityName)
+        }
+        if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
+        try request.predicate?._ocdCheckValid()
+        let erased = request.erased()
+        if erased === request as AnyObject { 
+            let copy = NSFetchRequest<any NSFetchRequestResult>()
+            copy.copySettings(from: erased)
+            copy.entity = entity
+            return copy
+        }
+        erased.entity = entity
+        return erased
+    }
+
+    private func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
+        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+        let entity = request.entity!
+        let merging = request.includesPendingChanges && request.resultType != .dictionaryResultType && hasPendingChanges(for: entity)
+        guard merging else { return try coordinator.execute(request, with: self) as? [Any] ?? [] }
+
+        // Fetch without limits, merge unsaved changes in memory, then sort and limit.
+        let wantsIDs = request.resultType == .managedObjectIDResultType || request.resultType == .countResultType
+        let storeRequest = NSFetchRequest<any NSFetchRequestResult>()
+        storeRequest.copySettings(from: request)
+        storeRequest.fetchLimit = 0
+        storeRequest.fetchOffset = 0
+        storeRequest.resultType = .managedObjectResultType
+        let fetched = (try coordinator.execute(storeRequest, with: self) as? [Any] ?? []).compactMap { $0 as? NSManagedObject }
+        let matches = { (object: NSManagedObject) -> Bool in
+            guard object.entity === entity || (request.includesSubentities && object.entity.isKindOf(entity: entity)) else { return false }
+            return request.predicate?.evaluate(with: object) ?? true
+        }
+        var seen = Set<ObjectIdentifier>()
+        var objects: [NSManagedObject] = []
+        for object in fetched where !object._isDeleted {
+            if changed[ObjectIdentifier(object)] != nil, !matches(object) { continue }
+            if seen.insert(ObjectIdentifier(object)).inserted { objects.append(object) }
+        }
+        for object in Array(inserted.values) + Array(changed.values) where !object._isDeleted && matches(object) {
+            if seen.insert(ObjectIdentifier(object)).inserted { objects.append(object) }
+        }
+        if let sorts = request.sortDescriptors, !sorts.isEmpty {
+            objects.sort { a, b in
+                for sort in sorts {
+                    let order = sort.compare(a, to: b)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return false
+            }
+        }
+        var slice = ArraySlice(objects)
+        if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }
+        if request.fetchLimit > 0 { slice = slice.prefix(request.fetchLimit) }
+        if request.resultType == .countResultType { return [slice.count] }
+        if wantsIDs { return slice.map(\.objectID) }
+        if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
+        return Array(slice)
+    }
+
+    /// Whether unsaved changes could change the results of a fetch for `entity`.
+    private func hasPendingChanges(for entity: NSEntityDescription) -> Bool {
+        let root = entity.rootEntity
+        let touches = { (object: NSManagedObject) in object.entity.rootEntity === root }
+        return inserted.values.contains(where: touches) || deleted.values.contains(where: touches)
+            || changed.values.contains { touches($0) && $0.isUpdated }
+    }
+}
+
+extension NSFetchRequest {
+    /// Copies every setting of `other`.
+    package func copySettings(from other: NSFetchRequest<any NSFetchRequestResult>) {
+        entityName = other.entityName
+        entity = other.entity
+        predicate = other.predicate
+        sortDescriptors = other.sortDescriptors
+        fetchLimit = other.fetchLimit
+        fetchOffset = other.fetchOffset
+        fetchBatchSize = other.fetchBatchSize
+        returnsObjectsAsFaults = other.returnsObjectsAsFaults
+        includesSubentities = other.includesSubentities
+        includesPropertyValues = other.includesPropertyValues
+        includesPendingChanges = other.includesPendingChanges
+        resultType = other.resultType
+        propertiesToFetch = other.propertiesToFetch
+        returnsDistinctResults = other.returnsDistinctResults
+        relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
+        affectedStores = other.affectedStores
+    }
+}

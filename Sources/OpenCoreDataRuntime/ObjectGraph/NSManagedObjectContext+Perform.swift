@@ -1,0 +1,70 @@
+import Foundation
+
+extension NSManagedObjectContext {
+    /// When to run an async `perform` block.
+    ///
+    /// Related Core Data documentation: [ScheduledTaskType](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/scheduledtasktype)
+    public enum ScheduledTaskType: Sendable {
+        case immediate
+        case enqueued
+    }
+
+    private static let currentKey = "OpenCoreData.currentContext"
+
+    /// The context whose block runs on this thread, for `NSFetchRequest.execute()`.
+    package static var _current: NSManagedObjectContext? {
+        (Thread.current.threadDictionary[currentKey] as? WeakContext)?.context
+    }
+
+    private func runAsCurrent<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
+        let dictionary = Thread.current.threadDictionary
+        let previous = dictionary[Self.currentKey]
+        dictionary[Self.currentKey] = WeakContext(self)
+        defer { dictionary[Self.currentKey] = previous }
+        return try executionLock.withLock { () throws(E) -> T in try block() }
+    }
+
+    /// Runs `block` on the context's queue and returns at once.
+    ///
+    /// Related Core Data documentation: [perform(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/perform(_:))
+    public func perform(_ block: @escaping () -> Void) {
+        let boxed = UncheckedSendable(block)
+        queue.async { self.runAsCurrent { boxed.value() } }
+    }
+
+    /// Runs `block` with exclusive use of the context and waits for it; reentrant.
+    ///
+    /// Related Core Data documentation: [performAndWait(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/performandwait(_:))
+    public func performAndWait(_ block: () -> Void) {
+        runAsCurrent(block)
+    }
+
+    /// Runs `block` with exclusive use of the context, waits, and returns its result.
+    ///
+    /// Related Core Data documentation: [performAndWait(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/performandwait(_:)-3ciar)
+    public func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
+        try runAsCurrent(block)
+    }
+
+    /// Runs `block` on the context's queue and returns its result asynchronously.
+    ///
+    /// Related Core Data documentation: [perform(schedule:_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/perform(schedule:_:))
+    public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate, _ block: @escaping () throws(E) -> T) async throws(E) -> T {
+        let boxed = UncheckedSendable(block)
+        let result: UncheckedSendable<Result<T, E>> = await withCheckedContinuation { continuation in
+            self.queue.async {
+                let outcome = self.runAsCurrent { () -> Result<T, E> in
+                    do throws(E) { return .success(try boxed.value()) } catch { return .failure(error) }
+                }
+                continuation.resume(returning: UncheckedSendable(outcome))
+            }
+        }
+        return try result.value.get()
+    }
+}
+
+/// A thread-dictionary entry naming the running context without keeping it alive.
+private final class WeakContext: NSObject {
+    weak var context: NSManagedObjectContext?
+    init(_ context: NSManagedObjectContext) { self.context = context }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+extension Notification.Name {
+    /// Posted after a context saves; user info holds `inserted`, `updated` and `deleted` sets.
+    ///
+    /// Related Core Data documentation: [NSManagedObjectContextDidSave](https://developer.apple.com/documentation/foundation/nsnotification/name/1506380-nsmanagedobjectcontextdidsave)
+    public static let NSManagedObjectContextDidSave = Notification.Name("NSManagedObjectContextDidSaveNotification")
+    /// Posted before a context saves.
+    public static let NSManagedObjectContextWillSave = Notification.Name("NSManagedObjectContextWillSaveNotification")
+    /// Posted when a context's objects change.
+    public static let NSManagedObjectContextObjectsDidChange = Notification.Name("NSManagedObjectContextObjectsDidChangeNotification")
+}
+
+/// User-info key for inserted objects in context notifications.
+public let NSInsertedObjectsKey = "inserted"
+/// User-info key for updated objects in context notifications.
+public let NSUpdatedObjectsKey = "updated"
+/// User-info key for deleted objects in context notifications.
+public let NSDeletedObjectsKey = "deleted"
+
+extension NSManagedObjectContext {
+    /// Writes the context's changes to its stores: all of them or, if anything fails, none
+    /// (the context then still holds its changes).
+    ///
+    /// Throws ``OpenCoreDataError``: validation errors (`validationMissingMandatoryProperty`, grouped
+    /// as `validationMultipleErrors` with `NSDetailedErrorsKey`), store errors, conflicts.
+    ///
+    /// Related Core Data documentation: [save()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/save())
+    public func save() throws {
+        try performAndWait { () throws(any Error) in try _save() }
+    }
+
+    private func _save() throws {
+        processPendingChanges()
+        guard hasChanges else { return }
+        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+
+        let insertedNow = Array(inserted.values)
+        let updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
+        let deletedNow = Array(deleted.values)
+
+        try validate(insertedNow + updatedNow)
+        for object in insertedNow + updatedNow + deletedNow { object.willSave() }
+
+        try obtainPermanentIDs(for: insertedNow)
+        let persistentUpdates = updatedNow.filter(\.hasPersistentChangedValues)
+        let request = NSSaveChangesRequest(inserted: Set(insertedNow), updated: Set(persistentUpdates), deleted: Set(deletedNow), locked: nil)
+        _ = try coordinator.execute(request, with: self)
+
+        // The stores have the changes: commit them in memory.
+        for object in insertedNow {
+            object._isInserted = false
+            object._version = 1
+            object._snapshot = object._committedSnapshot()
+            object._changedSlots.removeAll()
+        }
+        for object in updatedNow {
+            if object.hasPersistentChangedValues { object._version += 1 }
+            object._snapshot = object._committedSnapshot()
+            object._changedSlots.removeAll()
+        }
+        for object in deletedNow {
+            registry[object.objectID] = nil
+            object._isInvalidated = true
+            object._context = nil
+        }
+        inserted.removeAll()
+        changed.removeAll()
+        deleted.removeAll()
+        for object in insertedNow + updatedNow + deletedNow { object.didSave() }
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
+            NSInsertedObjectsKey: Set(insertedNow), NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: Set(deletedNow),
+        ])
+    }
+
+    /// Checks required properties and value types; throws one error or a group of them.
+    private func validate(_ objects: [NSManagedObject]) throws {
+        var errors: [OpenCoreDataError] = []
+        for object in objects {
+            let layout = object._layout
+            for (slot, property) in layout.properties.enumerated() where !property.isOptional && !property.isTransient {
+                let missing: Bool
+                if let relationship = layout.relationships[slot] {
+                    missing = relationship.isToMany ? false : object._toOne(slot: slot) == nil
+                } else {
+                    missing = object._values[slot] == nil
+                }
+                if missing {
+                    errors.append(OpenCoreDataError(.validationMissingMandatoryProperty, "\(property.name) is a required value",
+                                                    entityName: object.entity.name, key: property.name, objectID: object.objectID))
+                }
+            }
+        }
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 {
+            throw OpenCoreDataError(.validationMultipleErrors, "multiple validation errors occurred", detailedErrors: errors)
+        }
+    }
+}
+
+extension NSManagedObject {
+    /// The values to keep as the committed snapshot: to-one relationships as object IDs,
+    /// to-many relationships left out (they reload from the store).
+    package func _committedSnapshot() -> ContiguousArray<Any?> {
+        var snapshot = _values
+        for slot in _layout.relationshipSlots {
+            if _layout.relationships[slot]!.isToMany { snapshot[slot] = nil; continue }
+            snapshot[slot] = (_values[slot] as? NSManagedObject)?.objectID ?? _values[slot] as? NSManagedObjectID
+        }
+        return snapshot
+    }
+}

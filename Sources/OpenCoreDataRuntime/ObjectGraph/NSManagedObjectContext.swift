@@ -1,0 +1,339 @@
+import Foundation
+
+/// A scratchpad of managed objects: it tracks changes, keeps one instance per object, and saves.
+///
+/// ```swift
+/// let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+/// context.persistentStoreCoordinator = coordinator
+/// try await context.perform {
+///     let mood = Mood(context: context)
+///     mood.date = Date()
+///     try context.save()
+/// }
+/// ```
+///
+/// - Note: Linux: `performAndWait` on a main-queue context runs the block on the calling thread
+///   under the context's lock instead of hopping to the main thread (a command-line program or
+///   server often has no main run loop). `perform` still runs main-queue blocks on the main queue.
+///
+/// Related Core Data documentation: [NSManagedObjectContext](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext)
+///
+/// `@unchecked Sendable` invariant: mutable state is touched only inside `perform`/`performAndWait`
+/// (serialized by `executionLock`) or by the one thread that owns a confined context, as on Apple.
+open class NSManagedObjectContext: NSObject, @unchecked Sendable {
+    /// How a context runs its work.
+    ///
+    /// Related Core Data documentation: [NSManagedObjectContextConcurrencyType](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontextconcurrencytype)
+    public enum ConcurrencyType: UInt, Sendable {
+        @available(*, deprecated, message: "Use another concurrency type.")
+        case confinementConcurrencyType = 0
+        case privateQueueConcurrencyType = 1
+        case mainQueueConcurrencyType = 2
+    }
+
+    /// The context's concurrency type.
+    public let concurrencyType: ConcurrencyType
+    /// The coordinator whose stores the context reads and saves.
+    open var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    /// A name for debugging.
+    open var name: String?
+    /// Recorded for persistent history (not written yet on Linux).
+    open var transactionAuthor: String?
+    /// Whether registered objects are kept alive while unchanged (default `false`).
+    open var retainsRegisteredObjects: Bool = false
+    /// Whether the context's parent changes merge automatically (not implemented yet).
+    open var automaticallyMergesChangesFromParent: Bool = false
+    /// How long cached values stay fresh; negative means forever.
+    open var stalenessInterval: TimeInterval = -1
+    /// Whether faults for deleted rows become empty objects instead of raising.
+    open var shouldDeleteInaccessibleFaults: Bool = true
+
+    package let executionLock = RecursiveLock()
+    package let queue: DispatchQueue
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Registered objects by ID: weak unless the object has changes (then also in a change set).
+    package var registry: [NSManagedObjectID: WeakObject] = [:]
+    private var registrySweepThreshold = 1024
+    package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
+    package var changed: [ObjectIdentifier: NSManagedObject] = [:]
+    package var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    /// Strong references kept when `retainsRegisteredObjects` is on.
+    private var retained: [ObjectIdentifier: NSManagedObject] = [:]
+
+    /// Creates a context of the given concurrency type.
+    ///
+    /// Related Core Data documentation: [init(concurrencyType:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/init(concurrencytype:))
+    public init(concurrencyType ct: ConcurrencyType) {
+        concurrencyType = ct
+        queue = ct == .mainQueueConcurrencyType ? .main : DispatchQueue(label: "OpenCoreData.NSManagedObjectContext")
+        super.init()
+        if ct != .mainQueueConcurrencyType { queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self)) }
+    }
+
+    // MARK: Registered objects
+
+    /// Every object the context holds, with or without changes.
+    open var registeredObjects: Set<NSManagedObject> {
+        var result = Set<NSManagedObject>()
+        for entry in registry.values { if let object = entry.object { result.insert(object) } }
+        return result
+    }
+    /// Objects inserted and not saved.
+    open var insertedObjects: Set<NSManagedObject> { Set(inserted.values) }
+    /// Objects with unsaved changes (not inserted or deleted ones).
+    open var updatedObjects: Set<NSManagedObject> { Set(changed.values.filter { $0.isUpdated }) }
+    /// Objects deleted and not saved.
+    open var deletedObjects: Set<NSManagedObject> { Set(deleted.values) }
+    /// Whether the context has unsaved changes.
+    open var hasChanges: Bool { !inserted.isEmpty || !deleted.isEmpty || changed.values.contains { $0.isUpdated } }
+
+    /// The registered object with `objectID`, if any.
+    open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? { registry[objectID]?.object }
+
+    /// The object with `objectID`: the registered instance, or a new fault.
+    ///
+    /// Related Core Data documentation: [object(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/object(with:))
+    open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        if let object = registry[objectID]?.object { return object }
+        let object = NSManagedObject.makeFault(class: objectID.entity.layout.managedObjectClass, objectID: objectID, context: self)
+        register(object)
+        return object
+    }
+
+    /// The object with `objectID`, loaded; throws if no store holds it.
+    ///
+    /// Related Core Data documentation: [existingObject(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/existingobject(with:))
+    open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        if let object = registry[objectID]?.object, !object.isFault { return object }
+        if objectID.isTemporaryID {
+            throw OpenCoreDataError(.managedObjectReferentialIntegrity, "no object with this temporary ID is registered", entityName: objectID.entity.name, objectID: objectID)
+        }
+        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+        let node = try coordinator.newValues(for: objectID, context: self)
+        let object = self.object(with: objectID)
+        object._fulfill(values: node.slotValues, version: Int64(node.version))
+        return object
+    }
+
+    /// Registers an object the context did not hold (a new fault or a fetched row).
+    package func register(_ object: NSManagedObject) {
+        registry[object.objectID] = WeakObject(object)
+        object._context = self
+        if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
+        if registry.count >= registrySweepThreshold { sweepRegistry() }
+    }
+
+    /// Drops registry entries whose objects are gone; runs when the registry doubles.
+    private func sweepRegistry() {
+        registry = registry.filter { $0.value.object != nil }
+        registrySweepThreshold = max(1024, registry.count * 2)
+    }
+
+    /// The object for a fetched row: the registered instance (filled if it was a fault) or a new one.
+    ///
+    /// Stores call this to hand rows to the context without a second round trip.
+    package func _registerFetchedObject(objectID: NSManagedObjectID, values: ContiguousArray<Any?>, version: Int64,
+                                        asFault: Bool) -> NSManagedObject {
+        if let object = registry[objectID]?.object {
+            if object._isFault {
+                object._snapshot = values
+                object._version = version
+                if !asFault { object._fireFault() }
+            }
+            return object
+        }
+        let object = NSManagedObject.makeFault(class: objectID.entity.layout.managedObjectClass, objectID: objectID, context: self)
+        object._snapshot = values
+        object._version = version
+        register(object)
+        if !asFault { object._fireFault() }
+        return object
+    }
+
+    /// Replaces an object's temporary ID with a permanent one.
+    package func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
+        registry[object.objectID] = nil
+        object._objectID = newID
+        registry[newID] = WeakObject(object)
+    }
+
+    // MARK: Changes
+
+    /// Registers `object` as inserted; it is saved at the next `save()`.
+    ///
+    /// Related Core Data documentation: [insert(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/insert(_:))
+    open func insert(_ object: NSManagedObject) {
+        if let owner = object._context, owner !== self {
+            reportMisuse("insert(_:): the object belongs to another context")
+            return
+        }
+        let key = ObjectIdentifier(object)
+        if deleted[key] != nil {  // re-inserting a deleted object undeletes it
+            deleted[key] = nil
+            object._isDeleted = false
+            return
+        }
+        guard inserted[key] == nil, object.objectID.isTemporaryID else { return }
+        inserted[key] = object
+        object._isInserted = true
+        register(object)
+        object.awakeFromInsert()
+    }
+
+    /// Marks `object` for deletion at the next save (an unsaved inserted object is simply dropped).
+    ///
+    /// Related Core Data documentation: [delete(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/delete(_:))
+    open func delete(_ object: NSManagedObject) {
+        guard object._context === self, !object._isDeleted else { return }
+        let key = ObjectIdentifier(object)
+        object.prepareForDeletion()
+        _applyDeleteRules(to: object)
+        if inserted[key] != nil {
+            inserted[key] = nil
+            changed[key] = nil
+            object._isInserted = false
+            object._isDeleted = true
+            registry[object.objectID] = nil
+            object._context = nil
+            return
+        }
+        object._isDeleted = true
+        deleted[key] = object
+    }
+
+    /// Applies nullify (and cascade) delete rules to the object's relationships.
+    private func _applyDeleteRules(to object: NSManagedObject) {
+        if object._isFault { object._fireFault() }
+        for slot in object._layout.relationshipSlots {
+            let relationship = object._layout.relationships[slot]!
+            let destinations: [NSManagedObject] = relationship.isToMany
+                ? object._toMany(slot: slot).objects : object._toOne(slot: slot).map { [$0] } ?? []
+            switch relationship.deleteRule {
+            case .cascadeDeleteRule:
+                for destination in destinations { delete(destination) }
+                fallthrough
+            case .nullifyDeleteRule, .denyDeleteRule:
+                if relationship.isToMany { object._replaceToMany(slot: slot, with: []) } else { object._setToOne(nil, slot: slot) }
+            case .noActionDeleteRule:
+                break
+            }
+        }
+    }
+
+    /// Called by objects when a value changes.
+    package func _objectDidChange(_ object: NSManagedObject) {
+        changed[ObjectIdentifier(object)] = object
+    }
+
+    /// Processes pending changes (delete rules run at `delete(_:)` here, so there is nothing left).
+    open func processPendingChanges() {}
+
+    /// Discards all unsaved changes.
+    ///
+    /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
+    open func rollback() {
+        for object in inserted.values {
+            registry[object.objectID] = nil
+            object._isInserted = false
+            object._isInvalidated = true
+            object._context = nil
+        }
+        for object in Array(changed.values) + Array(deleted.values) {
+            object._isDeleted = false
+            object._changedSlots.removeAll()
+            if let snapshot = object._snapshot, !object._isFault { object._values = snapshot }
+        }
+        inserted.removeAll()
+        changed.removeAll()
+        deleted.removeAll()
+    }
+
+    /// Forgets every object; the objects the context held become unusable.
+    ///
+    /// Related Core Data documentation: [reset()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/reset())
+    open func reset() {
+        for entry in registry.values {
+            guard let object = entry.object else { continue }
+            object._isInvalidated = true
+            object._context = nil
+        }
+        registry.removeAll()
+        inserted.removeAll()
+        changed.removeAll()
+        deleted.removeAll()
+        retained.removeAll()
+        registrySweepThreshold = 1024
+    }
+
+    /// Turns `object` into a fault (dropping unsaved changes unless `flag`) or reloads it.
+    ///
+    /// Related Core Data documentation: [refresh(_:mergeChanges:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refresh(_:mergechanges:))
+    open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        guard object._context === self, !object._isInserted else { return }
+        if flag, object.hasChanges { return }  // keeps its changes; a later fetch refreshes values
+        changed[ObjectIdentifier(object)] = nil
+        object._turnIntoFault()
+    }
+
+    /// Turns every unchanged registered object into a fault.
+    open func refreshAllObjects() {
+        for entry in registry.values { if let object = entry.object, !object.hasChanges { object._turnIntoFault() } }
+    }
+
+    /// Replaces temporary IDs of `objects` with permanent ones from their stores.
+    ///
+    /// Related Core Data documentation: [obtainPermanentIDs(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/obtainpermanentids(for:))
+    open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        guard !temporary.isEmpty else { return }
+        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+        let ids = try coordinator.obtainPermanentIDs(for: temporary)
+        for (object, id) in zip(temporary, ids) { _changeID(of: object, to: id) }
+    }
+
+    // MARK: Faults
+
+    /// Fills a fault from its store. A row that is gone leaves the object empty and is logged
+    /// (Apple raises "could not fulfill a fault").
+    package func _fulfillFault(_ object: NSManagedObject) {
+        guard let coordinator = persistentStoreCoordinator else { return }
+        do {
+            let node = try coordinator.newValues(for: object.objectID, context: self)
+            object._fulfill(values: node.slotValues, version: Int64(node.version))
+        } catch {
+            reportMisuse("could not fulfill a fault for \(object.objectID): \(error)")
+            object._values = ContiguousArray(repeating: nil, count: object._layout.properties.count)
+            object._isFault = false
+        }
+    }
+
+    /// Loads the destinations of a to-many relationship from the store.
+    package func _loadToMany(_ relationship: NSRelationshipDescription, of object: NSManagedObject) -> [NSManagedObject] {
+        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
+        do {
+            let value = try coordinator.newValue(forRelationship: relationship, of: object.objectID, context: self)
+            let ids: [NSManagedObjectID]
+            switch value {
+            case let array as [NSManagedObjectID]: ids = array
+            case let set as Set<NSManagedObjectID>: ids = Array(set)
+            case let id as NSManagedObjectID: ids = [id]
+            default: ids = []
+            }
+            return ids.map { self.object(with: $0) }.filter { !$0._isDeleted }
+        } catch {
+            reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
+            return []
+        }
+    }
+
+    package func noCoordinator() -> OpenCoreDataError {
+        OpenCoreDataError(.coreDataError, "the context has no persistent store coordinator")
+    }
+}
+
+/// A weak reference kept in a context's registry.
+package struct WeakObject {
+    package weak var object: NSManagedObject?
+    package init(_ object: NSManagedObject) { self.object = object }
+}

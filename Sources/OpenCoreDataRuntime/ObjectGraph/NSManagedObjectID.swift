@@ -1,0 +1,112 @@
+import Foundation
+
+/// A compact, universal identifier for a managed object.
+///
+/// An ID is temporary until the object is saved (or ``NSManagedObjectContext/obtainPermanentIDs(for:)``
+/// is called), then permanent: `x-coredata://<store UUID>/<Entity>/p<primary key>`.
+///
+/// ```swift
+/// let id = mood.objectID
+/// let again = try context.existingObject(with: id)
+/// ```
+///
+/// Related Core Data documentation: [NSManagedObjectID](https://developer.apple.com/documentation/coredata/nsmanagedobjectid)
+///
+/// `@unchecked Sendable` invariant: immutable; the store is held weakly and only read.
+public final class NSManagedObjectID: NSObject, @unchecked Sendable {
+    /// The reference object a store gave the ID: Core Data's primary key for our stores.
+    package enum Reference: Hashable, Sendable {
+        case temporary(UInt64)
+        case int64(Int64)
+        case string(String)
+        case other(UncheckedHashable)
+    }
+
+    /// The entity of the object.
+    public let entity: NSEntityDescription
+    /// The store that holds the object (`nil` while the ID is temporary).
+    public private(set) weak var persistentStore: NSPersistentStore?
+    package let reference: Reference
+    private let storeKey: ObjectIdentifier?
+    private let cachedHash: Int
+
+    private static let temporaryCounter = Locked<UInt64>(0)
+    private static let temporaryPrefix = UUID().uuidString
+
+    package init(entity: NSEntityDescription, store: NSPersistentStore?, reference: Reference) {
+        self.entity = entity
+        self.persistentStore = store
+        self.reference = reference
+        self.storeKey = store.map(ObjectIdentifier.init)
+        var hasher = Hasher()
+        hasher.combine(ObjectIdentifier(entity.rootEntity))
+        hasher.combine(reference)
+        cachedHash = hasher.finalize()
+        super.init()
+    }
+
+    package static func makeTemporary(for entity: NSEntityDescription) -> NSManagedObjectID {
+        let n = temporaryCounter.withLock { $0 += 1; return $0 }
+        return NSManagedObjectID(entity: entity, store: nil, reference: .temporary(n))
+    }
+
+    /// Whether the ID will change when the object is saved.
+    public var isTemporaryID: Bool {
+        if case .temporary = reference { return true }
+        return false
+    }
+
+    /// The primary key, for IDs of our SQLite and in-memory stores.
+    package var primaryKey: Int64? {
+        if case .int64(let pk) = reference { return pk }
+        return nil
+    }
+
+    /// The store's reference object, as `NSIncrementalStore.referenceObject(for:)` returns it.
+    package var referenceObject: Any {
+        switch reference {
+        case .temporary(let n): return n
+        case .int64(let v): return v
+        case .string(let s): return s
+        case .other(let h): return h.base
+        }
+    }
+
+    /// A URI that identifies the object in Core Data's form.
+    ///
+    /// Permanent: `x-coredata://<store UUID>/<Entity>/p<pk>`; temporary: `x-coredata:///<Entity>/t<UUID><n>`.
+    public func uriRepresentation() -> URL {
+        let entityName = entity.name ?? "?"
+        switch reference {
+        case .temporary(let n):
+            return URL(string: "x-coredata:///\(entityName)/t\(Self.temporaryPrefix)\(n)")!
+        case .int64(let pk):
+            return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(entityName)/p\(pk)")!
+        case .string(let s):
+            let escaped = s.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? s
+            return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(entityName)/s\(escaped)")!
+        case .other(let h):
+            let text = "\(h.base)".addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "?"
+            return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(entityName)/o\(text)")!
+        }
+    }
+
+    public override var hash: Int { cachedHash }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObjectID else { return false }
+        if other === self { return true }
+        return other.cachedHash == cachedHash && other.reference == reference && other.storeKey == storeKey
+            && other.entity.rootEntity === entity.rootEntity
+    }
+
+    public override var description: String { "<\(uriRepresentation().absoluteString)>" }
+}
+
+/// An `AnyHashable` that is declared `Sendable`.
+///
+/// `@unchecked Sendable` invariant: stores hand out immutable reference objects (Apple requires it).
+package struct UncheckedHashable: Hashable, @unchecked Sendable {
+    package let base: AnyHashable
+    package init(_ base: AnyHashable) { self.base = base }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// A type a fetch can return: managed objects, object IDs, dictionaries or counts.
+///
+/// Related Core Data documentation: [NSFetchRequestResult](https://developer.apple.com/documentation/coredata/nsfetchrequestresult)
+public protocol NSFetchRequestResult {}
+extension NSManagedObject: NSFetchRequestResult {}
+extension NSManagedObjectID: NSFetchRequestResult {}
+extension NSDictionary: NSFetchRequestResult {}
+extension NSNumber: NSFetchRequestResult {}
+
+/// The kind of request a store executes.
+///
+/// Related Core Data documentation: [NSPersistentStoreRequestType](https://developer.apple.com/documentation/coredata/nspersistentstorerequesttype)
+public enum NSPersistentStoreRequestType: UInt, Sendable {
+    case fetchRequestType = 1
+    case saveRequestType = 2
+    case batchInsertRequestType = 5
+    case batchUpdateRequestType = 6
+    case batchDeleteRequestType = 7
+}
+
+/// A request a coordinator routes to its stores.
+///
+/// Related Core Data documentation: [NSPersistentStoreRequest](https://developer.apple.com/documentation/coredata/nspersistentstorerequest)
+open class NSPersistentStoreRequest: NSObject {
+    /// The stores the request goes to; `nil` means all that hold the entity.
+    open var affectedStores: [NSPersistentStore]?
+    /// The kind of request.
+    open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
+    public override init() { super.init() }
+}
+
+/// What a fetch returns.
+///
+/// Related Core Data documentation: [NSFetchRequestResultType](https://developer.apple.com/documentation/coredata/nsfetchrequestresulttype)
+public struct NSFetchRequestResultType: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let managedObjectResultType = NSFetchRequestResultType([])
+    public static let managedObjectIDResultType = NSFetchRequestResultType(rawValue: 1)
+    public static let dictionaryResultType = NSFetchRequestResultType(rawValue: 2)
+    public static let countResultType = NSFetchRequestResultType(rawValue: 4)
+}
+
+/// A description of what to fetch: an entity, a predicate, a sort order and limits.
+///
+/// ```swift
+/// let request = NSFetchRequest<Country>(entityName: "Country")
+/// request.predicate = NSPredicate(format: "%K == %d", "numericISO3166Code", 616)
+/// request.sortDescriptors = [NSSortDescriptor(key: "updatedAt", ascending: false)]
+/// request.fetchLimit = 1
+/// let countries = try context.fetch(request)
+/// ```
+///
+/// Related Core Data documentation: [NSFetchRequest](https://developer.apple.com/documentation/coredata/nsfetchrequest)
+open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
+    /// The name of the entity to fetch.
+    open var entityName: String?
+    private var _entity: NSEntityDescription?
+    /// The entity to fetch; resolved from ``entityName`` against the context's model when not set.
+    open var entity: NSEntityDescription? {
+        get { _entity }
+        set { _entity = newValue; if let name = newValue?.name { entityName = name } }
+    }
+    /// Which objects to return; `nil` returns all.
+    open var predicate: NSPredicate?
+    /// The order of the results.
+    open var sortDescriptors: [NSSortDescriptor]?
+    /// The most objects to return; 0 means no limit.
+    open var fetchLimit: Int = 0
+    /// How many objects to skip.
+    open var fetchOffset: Int = 0
+    /// Loads objects in batches of this size as they are accessed; 0 loads all at once.
+    open var fetchBatchSize: Int = 0
+    /// Whether to return objects as faults (the default, as on Apple).
+    open var returnsObjectsAsFaults: Bool = true
+    /// Whether subentities' objects are included (default `true`).
+    open var includesSubentities: Bool = true
+    /// Whether property values are fetched with the objects.
+    open var includesPropertyValues: Bool = true
+    /// Whether unsaved changes in the context are taken into account (default `true`).
+    open var includesPendingChanges: Bool = true
+    /// What kind of result to return.
+    open var resultType: NSFetchRequestResultType = .managedObjectResultType
+    /// The properties to return in dictionary results.
+    open var propertiesToFetch: [Any]?
+    /// Whether dictionary results are distinct.
+    open var returnsDistinctResults: Bool = false
+    /// Relationship key paths whose destinations are loaded with the results.
+    open var relationshipKeyPathsForPrefetching: [String]?
+    /// Whether to lock fetched rows against concurrent changes (no effect on Linux stores).
+    open var shouldRefreshRefetchedObjects: Bool = false
+    open override var requestType: NSPersistentStoreRequestType { .fetchRequestType }
+
+    public override init() { super.init() }
+
+    /// Creates a request for the named entity.
+    public convenience init(entityName: String) {
+        self.init()
+        self.entityName = entityName
+    }
+
+    open override var description: String {
+        "<NSFetchRequest: entity \(entityName ?? "nil"), predicate \(predicate.map { "(\($0.predicateFormat))" } ?? "nil"), sortDescriptors \(sortDescriptors.map { "\($0.count)" } ?? "nil"), limit \(fetchLimit)>"
+    }
+
+    /// Runs the request in `context`'s queue-bound state.
+    ///
+    /// Related Core Data documentation: [execute()](https://developer.apple.com/documentation/coredata/nsfetchrequest/execute())
+    open func execute() throws -> [ResultType] {
+        guard let context = NSManagedObjectContext._current else {
+            throw OpenCoreDataError(.coreDataError, "NSFetchRequest.execute() must run inside a context's perform block")
+        }
+        return try context.fetch(self)
+    }
+
+    /// A type-erased copy sharing this request's settings, as stores receive it.
+    package func erased() -> NSFetchRequest<any NSFetchRequestResult> {
+        if let same = self as? NSFetchRequest<any NSFetchRequestResult> { return same }
+        let copy = NSFetchRequest<any NSFetchRequestResult>()
+        copy.entityName = entityName
+        copy._entity = _entity
+        copy.predicate = predicate
+        copy.sortDescriptors = sortDescriptors
+        copy.fetchLimit = fetchLimit
+        copy.fetchOffset = fetchOffset
+        copy.fetchBatchSize = fetchBatchSize
+        copy.returnsObjectsAsFaults = returnsObjectsAsFaults
+        copy.includesSubentities = includesSubentities
+        copy.includesPropertyValues = includesPropertyValues
+        copy.includesPendingChanges = includesPendingChanges
+        copy.resultType = resultType
+        copy.propertiesToFetch = propertiesToFetch
+        copy.returnsDistinctResults = returnsDistinctResults
+        copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
+        copy.affectedStores = affectedStores
+        return copy
+    }
+}
+
+/// A request to save a context's changes, as a store receives it.
+///
+/// Related Core Data documentation: [NSSaveChangesRequest](https://developer.apple.com/documentation/coredata/nssavechangesrequest)
+open class NSSaveChangesRequest: NSPersistentStoreRequest {
+    /// Objects to insert.
+    open private(set) var insertedObjects: Set<NSManagedObject>?
+    /// Objects to update.
+    open private(set) var updatedObjects: Set<NSManagedObject>?
+    /// Objects to delete.
+    open private(set) var deletedObjects: Set<NSManagedObject>?
+    /// Objects whose rows must not have changed since they were fetched.
+    open private(set) var lockedObjects: Set<NSManagedObject>?
+    open override var requestType: NSPersistentStoreRequestType { .saveRequestType }
+
+    public init(inserted: Set<NSManagedObject>?, updated: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?, locked: Set<NSManagedObject>?) {
+        insertedObjects = inserted
+        updatedObjects = updated
+        deletedObjects = deleted
+        lockedObjects = locked
+        super.init()
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// The in-memory store (`NSInMemoryStoreType`): rows live in a dictionary and vanish with the store.
+///
+/// It is an ``NSIncrementalStore`` like any user store: it answers fetches by evaluating predicates
+/// and sort descriptors in memory, and saves atomically (all checks run before anything changes).
+///
+/// `@unchecked Sendable` invariant: used only under its coordinator's lock.
+final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
+    private struct Row {
+        /// Slot values: attributes, to-one object IDs, and to-many ID arrays (stripped from nodes).
+        var values: ContiguousArray<Any?>
+        var version: Int64
+    }
+
+    private var rows: [NSManagedObjectID: Row] = [:]
+    private var lastPrimaryKey: [ObjectIdentifier: Int64] = [:]
+
+    override var type: String { NSInMemoryStoreType }
+
+    override func loadMetadata() throws {
+        if metadata == nil {
+            metadata = [NSStoreUUIDKey: UUID().uuidString, NSStoreTypeKey: type]
+        }
+    }
+
+    override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        throw OpenCoreDataError(.persistentStoreOpen, "an in-memory store has no file to read metadata from", url: url)
+    }
+
+    override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        array.map { object in
+            let root = ObjectIdentifier(object.entity.rootEntity)
+            let pk = (lastPrimaryKey[root] ?? 0) + 1
+            lastPrimaryKey[root] = pk
+            return newObjectID(for: object.entity, referenceObject: pk)
+        }
+    }
+
+    override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
+        switch request {
+        case let fetch as NSFetchRequest<any NSFetchRequestResult>:
+            guard let context else { throw OpenCoreDataError(.coreDataError, "a fetch needs a context") }
+            return try executeFetch(fetch, context: context)
+        case let save as NSSaveChangesRequest:
+            try executeSave(save)
+            return [Any]()
+        default:
+            throw OpenCoreDataError(.persistentStoreUnsupportedRequestType, "the in-memory store cannot run \(Swift.type(of: request))")
+        }
+    }
+
+    private func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
+        guard let entity = request.entity else { return [] }
+        var objects: [NSManagedObject] = []
+        for (id, row) in rows {
+            guard id.entity === entity || (request.includesSubentities && id.entity.isKindOf(entity: entity)) else { continue }
+            let object = context._registerFetchedObject(objectID: id, values: node(row), version: row.version, asFault: true)
+            if let predicate = request.predicate, !predicate.evaluate(with: object) { continue }
+            objects.append(object)
+        }
+        if let sorts = request.sortDescriptors, !sorts.isEmpty {
+            objects.sort { a, b in
+                for sort in sorts {
+                    let order = sort.compare(a, to: b)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return false
+            }
+        } else {
+            objects.sort { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        }
+        var slice = ArraySlice(objects)
+        if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }
+        if request.fetchLimit > 0 { slice = slice.prefix(request.fetchLimit) }
+        switch request.resultType {
+        case .countResultType: return [slice.count]
+        case .managedObjectIDResultType: return slice.map(\.objectID)
+        case .dictionaryResultType:
+            let keys = (request.propertiesToFetch ?? entity.properties.map(\.name)).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+            return slice.map { object in NSDictionary(dictionary: object.dictionaryWithValues(forKeys: keys).filter { !($0.value is NSNull) }) }
+        default:
+            if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
+            return Array(slice)
+        }
+    }
+
+    private func executeSave(_ request: NSSaveChangesRequest) throws {
+        var staged = rows
+        for object in request.insertedObjects ?? [] {
+            guard staged[object.objectID] == nil else {
+                throw OpenCoreDataError(.persistentStoreSave, "an object with this ID already exists", entityName: object.entity.name, objectID: object.objectID)
+            }
+            staged[object.objectID] = Row(values: rowValues(of: object, previous: nil), version: 1)
+        }
+        for object in request.updatedObjects ?? [] {
+            guard let row = staged[object.objectID] else {
+                throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object.objectID)
+            }
+            staged[object.objectID] = Row(values: rowValues(of: object, previous: row.values), version: row.version + 1)
+        }
+        for object in request.deletedObjects ?? [] { staged[object.objectID] = nil }
+        rows = staged
+    }
+
+    private func rowValues(of object: NSManagedObject, previous: ContiguousArray<Any?>?) -> ContiguousArray<Any?> {
+        var values = object._committedSnapshot()
+        for slot in object._layout.relationshipSlots where object._layout.relationships[slot]!.isToMany {
+            if let list = object._values[slot] as? ManagedObjectList {
+                values[slot] = list.objects.map(\.objectID)
+            } else {
+                values[slot] = previous?[slot]
+            }
+        }
+        for slot in values.indices where object._layout.properties[slot].isTransient { values[slot] = nil }
+        return values
+    }
+
+    /// A row's values as a node carries them: to-many slots empty.
+    private func node(_ row: Row) -> ContiguousArray<Any?> {
+        var values = row.values
+        for (slot, value) in values.enumerated() where value is [NSManagedObjectID] { values[slot] = nil }
+        return values
+    }
+
+    override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
+        guard let row = rows[objectID] else {
+            throw OpenCoreDataError(.persistentStoreOperation, "the store has no object with this ID", entityName: objectID.entity.name, objectID: objectID)
+        }
+        return NSIncrementalStoreNode(objectID: objectID, slotValues: node(row), version: UInt64(row.version))
+    }
+
+    override func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
+                           with context: NSManagedObjectContext?) throws -> Any {
+        guard let row = rows[objectID], let slot = objectID.entity.layout.indexByName[relationship.name] else { return NSNull() }
+        if relationship.isToMany { return row.values[slot] as? [NSManagedObjectID] ?? [] }
+        return row.values[slot] as? NSManagedObjectID ?? NSNull()
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// The key under which store metadata holds the store's UUID.
+public let NSStoreUUIDKey = "NSStoreUUID"
+/// The key under which store metadata holds the store's type.
+public let NSStoreTypeKey = "NSStoreType"
+/// The key under which store metadata holds the entity version hashes.
+public let NSStoreModelVersionHashesKey = "NSStoreModelVersionHashes"
+/// The key under which store metadata holds the model's version identifiers.
+public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+/// The key under which store metadata holds the framework version that wrote it.
+public let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
+/// The key under which store metadata holds the model's version checksum.
+public let NSStoreModelVersionChecksumKey = "NSStoreModelVersionChecksumKey"
+/// The SQLite store type.
+///
+/// Related Core Data documentation: [NSSQLiteStoreType](https://developer.apple.com/documentation/coredata/nssqlitestoretype)
+public let NSSQLiteStoreType = "SQLite"
+/// The in-memory store type.
+///
+/// Related Core Data documentation: [NSInMemoryStoreType](https://developer.apple.com/documentation/coredata/nsinmemorystoretype)
+public let NSInMemoryStoreType = "InMemory"
+/// A misspelling of ``NSSQLiteStoreType`` that appears in published Core Data examples.
+@available(*, deprecated, renamed: "NSSQLiteStoreType")
+public let NSSqliteStoreType = NSSQLiteStoreType
+/// Option: open the store read-only.
+public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+/// Option: migrate the store automatically when the model changed.
+public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
+/// Option: infer a mapping model for automatic migration.
+public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+/// Option: SQLite pragmas, as a dictionary of pragma name to value.
+public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
+/// Option: seconds to wait for a locked SQLite store.
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
+
+extension NSPersistentStore {
+    /// A store type, in the Swift-style spelling Apple added in 2022.
+    ///
+    /// Related Core Data documentation: [NSPersistentStore.StoreType](https://developer.apple.com/documentation/coredata/nspersistentstore/storetype)
+    public struct StoreType: Hashable, Sendable, RawRepresentable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let sqlite = StoreType(rawValue: NSSQLiteStoreType)
+        public static let inMemory = StoreType(rawValue: NSInMemoryStoreType)
+    }
+}
+
+/// A store that holds objects: the base class of every store.
+///
+/// - Note: Linux: the designated initializer is `required`, because stores are created from their
+///   registered class without an Objective-C runtime; a subclass writes `required init(...)`.
+///
+/// Related Core Data documentation: [NSPersistentStore](https://developer.apple.com/documentation/coredata/nspersistentstore)
+///
+/// `@unchecked Sendable` invariant: a store is used only under its coordinator's lock.
+open class NSPersistentStore: NSObject, @unchecked Sendable {
+    /// The coordinator the store belongs to.
+    public private(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    /// The model configuration the store holds.
+    open private(set) var configurationName: String
+    /// The options the store was added with.
+    open private(set) var options: [AnyHashable: Any]?
+    /// The store's location.
+    open var url: URL?
+    /// The store's UUID, as in its metadata.
+    open var identifier: String!
+    /// The store's metadata.
+    open var metadata: [String: Any]! {
+        didSet { if let uuid = metadata?[NSStoreUUIDKey] as? String { identifier = uuid } }
+    }
+    /// Whether the store refuses saves.
+    open var isReadOnly: Bool
+    /// The store's type string. Subclasses override.
+    open var type: String { "" }
+
+    /// Creates a store. Call ``loadMetadata()`` before use (the coordinator does).
+    public required init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?,
+                         at url: URL, options: [AnyHashable: Any]? = nil) {
+        persistentStoreCoordinator = root
+        configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        self.options = options
+        self.url = url
+        isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        super.init()
+    }
+
+    /// Reads or creates the store's metadata. Subclasses override; this one sets a new UUID.
+    open func loadMetadata() throws {
+        if metadata == nil { metadata = [NSStoreUUIDKey: UUID().uuidString, NSStoreTypeKey: type] }
+    }
+
+    /// The metadata of the store at `url`, without adding it. Subclasses override.
+    open class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        throw OpenCoreDataError(.persistentStoreInvalidType, "\(self) cannot read metadata without opening the store", url: url)
+    }
+
+    /// Writes metadata to the store at `url`. Subclasses override.
+    open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        throw OpenCoreDataError(.persistentStoreInvalidType, "\(self) cannot write metadata without opening the store", url: url)
+    }
+
+    /// Called after the store is added to a coordinator.
+    open func didAdd(to coordinator: NSPersistentStoreCoordinator) {}
+    /// Called before the store is removed from its coordinator. Close files here.
+    open func willRemove(from coordinator: NSPersistentStoreCoordinator?) {}
+
+    /// Removes the store's files. Subclasses override.
+    package class func destroyStore(at url: URL, options: [AnyHashable: Any]?) throws {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// The base class for stores that load objects on demand: the interface every OpenCoreData store
+/// implements, and the one to subclass for a store of your own.
+///
+/// ```swift
+/// final class MyStore: NSIncrementalStore {
+///     override var type: String { "MyStore" }
+///     override func loadMetadata() throws { metadata = [NSStoreUUIDKey: "...", NSStoreTypeKey: type] }
+///     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any { ... }
+///     override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode { ... }
+/// }
+/// NSPersistentStoreCoordinator.registerStoreClass(MyStore.self, type: .init(rawValue: "MyStore"))
+/// ```
+///
+/// Related Core Data documentation: [NSIncrementalStore](https://developer.apple.com/documentation/coredata/nsincrementalstore)
+open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
+    /// Runs a fetch (returns `[Any]`: objects, IDs, dictionaries, or one count) or a save (returns `[]`).
+    open func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
+        throw OpenCoreDataError(.persistentStoreUnsupportedRequestType, "\(Swift.type(of: self)) does not implement execute(_:with:)")
+    }
+
+    /// The values of the object with `objectID`, to fill its fault.
+    open func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
+        throw OpenCoreDataError(.persistentStoreOperation, "\(Swift.type(of: self)) does not implement newValuesForObject(with:with:)", objectID: objectID)
+    }
+
+    /// The destination of a relationship: an `NSManagedObjectID` or `NSNull` for to-one, an array of
+    /// IDs for to-many.
+    open func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
+                       with context: NSManagedObjectContext?) throws -> Any {
+        throw OpenCoreDataError(.persistentStoreOperation, "\(Swift.type(of: self)) does not implement newValue(forRelationship:forObjectWith:with:)", objectID: objectID)
+    }
+
+    /// Permanent IDs for newly inserted objects, in the same order.
+    open func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        throw OpenCoreDataError(.persistentStoreOperation, "\(Swift.type(of: self)) does not implement obtainPermanentIDs(for:)")
+    }
+
+    /// Told when a context starts using objects of this store.
+    open func managedObjectContextDidRegisterObjects(with objectIDs: [NSManagedObjectID]) {}
+    /// Told when a context stops using objects of this store.
+    open func managedObjectContextDidUnregisterObjects(with objectIDs: [NSManagedObjectID]) {}
+
+    /// A new identifier for a store created at `storeURL`.
+    open class func identifierForNewStore(at storeURL: URL) -> Any { UUID().uuidString }
+
+    /// The object ID for a reference object of this store (an `Int64` primary key, a `String`, or any
+    /// hashable value).
+    public final func newObjectID(for entity: NSEntityDescription, referenceObject data: Any) -> NSManagedObjectID {
+        let reference: NSManagedObjectID.Reference
+        switch data {
+        case let v as Int64: reference = .int64(v)
+        case let v as Int: reference = .int64(Int64(v))
+        case let v as String: reference = .string(v)
+        case let v as AnyHashable: reference = .other(UncheckedHashable(v))
+        default: reference = .string("\(data)")
+        }
+        return NSManagedObjectID(entity: entity, store: self, reference: reference)
+    }
+
+    /// The reference object this store gave `objectID`.
+    public final func referenceObject(for objectID: NSManagedObjectID) -> Any { objectID.referenceObject }
+}

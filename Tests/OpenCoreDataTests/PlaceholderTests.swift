@@ -1,0 +1,3 @@
+import Testing
+@testable import OpenCoreDataRuntime
+@Test func placeholder() { #expect(Bool(true)) }
