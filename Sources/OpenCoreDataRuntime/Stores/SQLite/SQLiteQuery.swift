@@ -1,0 +1,245 @@
+import Foundation
+
+/// Compiles fetch-request predicates and sort descriptors to SQL over Core Data's layout, with every
+/// constant bound as a parameter (never interpolated).
+///
+/// Semantics follow Apple's in-memory evaluation, so a store answers like the in-memory store:
+/// - every compiled condition is 0 or 1, never NULL, so `NOT` and `!=` treat nil as a value
+///   (`attr != 5` matches rows where `attr` is nil);
+/// - key paths through to-one relationships use `LEFT JOIN`s, so a nil relationship gives nil values;
+/// - string operators (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES`, and `==`/`!=` with
+///   `[c]`/`[d]`) run through the `ocd_strop` function (``SQLiteFunctions``) with Unicode folding.
+///
+/// Anything else (`ANY`/`ALL`, to-many key paths, functions, two key paths, predicates that are not
+/// the AST classes) returns `nil`, and the store evaluates it in memory.
+final class SQLiteQuery {
+    private let schema: SQLiteSchema
+    private let mapping: SQLiteSchema.EntityMapping
+    private(set) var joins: [String] = []
+    private var aliasByPath: [String: (alias: String, entity: NSEntityDescription)] = [:]
+    private(set) var bindings: [SQLiteValue] = []
+
+    init(schema: SQLiteSchema, mapping: SQLiteSchema.EntityMapping) {
+        self.schema = schema
+        self.mapping = mapping
+    }
+
+    /// What a key path leads to: a column expression and how to read it.
+    private enum Target {
+        case attribute(String, NSAttributeType)
+        case toOne(String)
+    }
+
+    // MARK: Key paths
+
+    private func resolve(_ keyPath: String) -> Target? {
+        let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !parts.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
+        var alias = "t0"
+        var entity = mapping.entity
+        var prefix = ""
+        for (i, name) in parts.enumerated() {
+            guard let property = entity.propertiesByName[name], !property.isTransient else { return nil }
+            let isLast = i == parts.count - 1
+            if let attribute = property as? NSAttributeDescription {
+                guard isLast, let column = schema.columnByProperty[ObjectIdentifier(property)] else { return nil }
+                return .attribute("\(alias).\(column)", attribute.attributeType)
+            }
+            guard let relationship = property as? NSRelationshipDescription, !relationship.isToMany,
+                  let column = schema.columnByProperty[ObjectIdentifier(property)] else { return nil }
+            if isLast { return .toOne("\(alias).\(column)") }
+            guard let destination = relationship.destinationEntity, let table = schema.table(for: destination) else { return nil }
+            prefix += (prefix.isEmpty ? "" : ".") + name
+            if let known = aliasByPath[prefix] {
+                alias = known.alias
+                entity = known.entity
+                continue
+            }
+            let next = "t\(aliasByPath.count + 1)"
+            joins.append("LEFT JOIN \(table.name) \(next) ON \(next).Z_PK = \(alias).\(column)")
+            aliasByPath[prefix] = (next, destination)
+            alias = next
+            entity = destination
+        }
+        return nil
+    }
+
+    private func bind(_ value: SQLiteValue) -> String {
+        bindings.append(value)
+        return "?"
+    }
+
+    // MARK: Predicates
+
+    /// SQL for `predicate`, or `nil` if some part cannot run in SQL. On `nil`, bindings and joins
+    /// added so far are rolled back.
+    func compile(_ predicate: NSPredicate) -> String? {
+        let (savedBindings, savedJoins, savedAliases) = (bindings, joins, aliasByPath)
+        if let sql = compileAny(predicate) { return sql }
+        (bindings, joins, aliasByPath) = (savedBindings, savedJoins, savedAliases)
+        return nil
+    }
+
+    private func compileAny(_ predicate: NSPredicate) -> String? {
+        switch predicate {
+        case let comparison as NSComparisonPredicate: return compileComparison(comparison)
+        case let compound as NSCompoundPredicate:
+            let parts = compound.subpredicates.map { ($0 as? NSPredicate).flatMap(compileAny) }
+            if parts.contains(where: { $0 == nil }) { return nil }
+            let sql = parts.compactMap { $0 }
+            switch compound.compoundPredicateType {
+            case .and: return sql.isEmpty ? "1" : "(" + sql.joined(separator: " AND ") + ")"
+            case .or: return sql.isEmpty ? "0" : "(" + sql.joined(separator: " OR ") + ")"
+            case .not: return sql.count == 1 ? "(NOT \(sql[0]))" : nil
+            }
+        default:
+            guard type(of: predicate) == NSPredicate.self else { return nil }
+            switch predicate.predicateFormat {
+            case "TRUEPREDICATE": return "1"
+            case "FALSEPREDICATE": return "0"
+            default: return nil
+            }
+        }
+    }
+
+    private static func flipped(_ op: NSComparisonPredicate.Operator) -> NSComparisonPredicate.Operator? {
+        switch op {
+        case .equalTo, .notEqualTo: op
+        case .lessThan: .greaterThan
+        case .lessThanOrEqualTo: .greaterThanOrEqualTo
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqualTo: .lessThanOrEqualTo
+        default: nil
+        }
+    }
+
+    private func compileComparison(_ predicate: NSComparisonPredicate) -> String? {
+        guard predicate.comparisonPredicateModifier == .direct else { return nil }
+        var subject = predicate.leftExpression
+        var constant = predicate.rightExpression
+        var op = predicate.predicateOperatorType
+        if subject.expressionType == .constantValue, constant.expressionType != .constantValue {
+            guard let flippedOp = Self.flipped(op) else { return nil }
+            (subject, constant, op) = (constant, subject, flippedOp)
+        }
+        guard constant.expressionType == .constantValue else { return nil }
+        let value = ValueConversion.unwrap(constant.constantValue).flatMap { $0 is NSNull ? nil : $0 }
+        switch subject.expressionType {
+        case .evaluatedObject:
+            return compileObjectComparison("t0.Z_PK", op: op, value: value)
+        case .keyPath:
+            switch resolve(subject.keyPath) {
+            case .attribute(let column, let type)?:
+                return compileAttribute(column, type: type, op: op, options: predicate.options, value: value)
+            case .toOne(let column)?:
+                return compileObjectComparison(column, op: op, value: value)
+            case nil:
+                return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
+        guard let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
+        switch (type, canonical) {
+        case (.integer16AttributeType, let v as Int16): return .integer(Int64(v))
+        case (.integer32AttributeType, let v as Int32): return .integer(Int64(v))
+        case (.integer64AttributeType, let v as Int64): return .integer(v)
+        case (.booleanAttributeType, let v as Bool): return .integer(v ? 1 : 0)
+        case (.doubleAttributeType, let v as Double): return .real(v)
+        case (.floatAttributeType, let v as Float): return .real(Double(v))
+        case (.dateAttributeType, let v as Date): return .real(v.timeIntervalSinceReferenceDate)
+        case (.stringAttributeType, let v as String): return .text(v)
+        case (.URIAttributeType, let v as URL): return .text(v.absoluteString)
+        case (.binaryDataAttributeType, let v as Data), (.transformableAttributeType, let v as Data): return .blob(v)
+        case (.UUIDAttributeType, let v as UUID): return .blob(withUnsafeBytes(of: v.uuid) { Data($0) })
+        default: return nil  // Decimal (stored as text, compares numerically only in memory), object IDs, composites
+        }
+    }
+
+    private static func collection(_ value: Any?) -> [Any]? {
+        switch value {
+        case let array as [Any]: array
+        case let set as Set<AnyHashable>: Array(set)
+        case let array as NSArray: array.map { $0 }
+        case let set as NSSet: set.allObjects
+        case let ordered as NSOrderedSet: ordered.array
+        default: nil
+        }
+    }
+
+    private func compileAttribute(_ column: String, type: NSAttributeType, op: NSComparisonPredicate.Operator,
+                                  options: NSComparisonPredicate.Options, value: Any?) -> String? {
+        let isString = type == .stringAttributeType
+        let folding = options.subtracting(.normalized)
+        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op) || (isString && !folding.isEmpty && (op == .equalTo || op == .notEqualTo)) {
+            guard isString, let pattern = value as? String else { return nil }
+            let call = "\(SQLiteFunctions.stringOperationName)(\(op == .notEqualTo ? NSComparisonPredicate.Operator.equalTo.rawValue : op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern))))"
+            return op == .notEqualTo ? "(NOT \(call))" : call
+        }
+        if isString, !folding.isEmpty { return nil }
+        switch op {
+        case .equalTo, .notEqualTo:
+            guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
+            guard let bound = sqlValue(value, type) else { return nil }
+            return op == .equalTo ? "\(column) IS \(bind(bound))" : "(\(column) != \(bind(bound)) OR \(column) IS NULL)"
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard let value, let bound = sqlValue(value, type) else { return nil }
+            let symbol = [NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">="][op]!
+            return "(\(column) IS NOT NULL AND \(column) \(symbol) \(bind(bound)))"
+        case .in:
+            guard let items = Self.collection(value) else { return nil }
+            let bound = items.map { sqlValue($0, type) }
+            if bound.contains(where: { $0 == nil }) { return nil }
+            if bound.isEmpty { return "0" }
+            return "(\(column) IS NOT NULL AND \(column) IN (\(bound.map { bind($0!) }.joined(separator: ", "))))"
+        case .between:
+            guard let items = Self.collection(value), items.count == 2,
+                  let low = sqlValue(items[0], type), let high = sqlValue(items[1], type) else { return nil }
+            return "(\(column) IS NOT NULL AND \(column) >= \(bind(low)) AND \(column) <= \(bind(high)))"
+        default:
+            return nil
+        }
+    }
+
+    /// Comparisons of a to-one relationship (or the object itself) with objects or object IDs.
+    private func compileObjectComparison(_ column: String, op: NSComparisonPredicate.Operator, value: Any?) -> String? {
+        func key(_ item: Any) -> Int64?? {
+            let id = (item as? NSManagedObject)?.objectID ?? item as? NSManagedObjectID
+            guard let id else { return nil }  // not an object: cannot compile
+            return .some(id.primaryKey)       // a temporary ID matches no row
+        }
+        switch op {
+        case .equalTo, .notEqualTo:
+            guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
+            guard let found = key(value) else { return nil }
+            guard let pk = found else { return op == .equalTo ? "0" : "1" }
+            return op == .equalTo ? "\(column) IS \(bind(.integer(pk)))" : "(\(column) != \(bind(.integer(pk))) OR \(column) IS NULL)"
+        case .in:
+            guard let items = Self.collection(value) else { return nil }
+            let keys = items.map(key)
+            if keys.contains(where: { $0 == nil }) { return nil }
+            let known = keys.compactMap { $0 ?? nil }
+            if known.isEmpty { return "0" }
+            return "(\(column) IS NOT NULL AND \(column) IN (\(known.map { bind(.integer($0)) }.joined(separator: ", "))))"
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Sorting
+
+    /// `ORDER BY` terms for the sort descriptors, or `nil` if one cannot be sorted in SQL.
+    /// Strings sort by code point (SQLite's BINARY collation on UTF-8), as the in-memory comparison does.
+    func orderBy(_ sorts: [NSSortDescriptor]) -> [String]? {
+        var terms: [String] = []
+        for sort in sorts {
+            guard let key = sort.key, case .attribute(let column, let type)? = resolve(key) else { return nil }
+            guard type != .decimalAttributeType else { return nil }  // text column; numeric order needs memory
+            terms.append("\(column) \(sort.ascending ? "ASC" : "DESC")")
+        }
+        return terms
+    }
+}
