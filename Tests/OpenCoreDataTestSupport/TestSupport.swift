@@ -1,2 +1,181 @@
 import Foundation
 import OpenCoreData
+
+/// A directory under the system's temporary directory that the test owns; removed by `remove()`.
+public struct TemporaryDirectory: Sendable {
+    public let url: URL
+
+    public init(_ label: String = "OpenCoreDataTests") throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// A file URL inside the directory.
+    public func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    public func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Builds coordinators and contexts for store tests.
+public enum StoreHarness {
+    /// A coordinator with one store of `storeType` (at `url`, or a fresh file in `directory`).
+    public static func coordinator(
+        model: NSManagedObjectModel, storeType: String, url: URL? = nil, directory: TemporaryDirectory? = nil,
+        options: [AnyHashable: Any]? = nil
+    ) throws -> NSPersistentStoreCoordinator {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let location = url ?? directory?.file("Store.sqlite") ?? URL(fileURLWithPath: "/dev/null")
+        try coordinator.addPersistentStore(ofType: storeType, configurationName: nil, at: location, options: options)
+        return coordinator
+    }
+
+    /// A private-queue context on `coordinator`.
+    public static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    /// Removes every store from the coordinator (closing SQLite files).
+    public static func close(_ coordinator: NSPersistentStoreCoordinator) {
+        for store in coordinator.persistentStores { try? coordinator.remove(store) }
+    }
+
+    /// Whether the predicate engine is the real one (the placeholder shell evaluates everything to true).
+    public static var predicateEvaluationAvailable: Bool {
+        !NSComparisonPredicate(leftExpression: NSExpression(forConstantValue: 1), rightExpression: NSExpression(forConstantValue: 2),
+                               modifier: .direct, type: .equalTo).evaluate(with: nil)
+    }
+
+    /// Whether sort descriptors compare in memory (the placeholder shell says every pair is the same).
+    public static var inMemorySortingAvailable: Bool {
+        let a = NSDictionary(dictionary: ["k": 1])
+        let b = NSDictionary(dictionary: ["k": 2])
+        return NSSortDescriptor(key: "k", ascending: true).compare(a, to: b) != .orderedSame
+    }
+}
+
+/// Models built in code for store tests.
+public enum TestModels {
+    /// Company: `Department` 1—n `Employee` (inverse `department`), `Employee` ↔ `Project` many-to-many
+    /// (`projects`/`members`), `Manager` a subentity of `Employee`, and `Item` with one attribute of
+    /// every stored type.
+    public static func company() -> NSManagedObjectModel {
+        let department = NSEntityDescription(name: "Department", properties: [
+            NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false),
+            NSAttributeDescription(name: "budget", type: .doubleAttributeType),
+        ])
+        let employee = NSEntityDescription(name: "Employee", properties: [
+            NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false),
+            NSAttributeDescription(name: "age", type: .integer32AttributeType),
+            NSAttributeDescription(name: "hiredAt", type: .dateAttributeType),
+            NSAttributeDescription(name: "active", type: .booleanAttributeType, defaultValue: true),
+        ])
+        let manager = NSEntityDescription(name: "Manager", properties: [
+            NSAttributeDescription(name: "level", type: .integer16AttributeType, defaultValue: 1),
+        ])
+        let project = NSEntityDescription(name: "Project", properties: [
+            NSAttributeDescription(name: "title", type: .stringAttributeType, isOptional: false),
+        ])
+        let employees = NSRelationshipDescription(name: "employees", destination: employee, toMany: true)
+        let worksIn = NSRelationshipDescription(name: "department", destination: department, toMany: false)
+        employees.inverseRelationship = worksIn
+        worksIn.inverseRelationship = employees
+        let projects = NSRelationshipDescription(name: "projects", destination: project, toMany: true)
+        let members = NSRelationshipDescription(name: "members", destination: employee, toMany: true)
+        projects.inverseRelationship = members
+        members.inverseRelationship = projects
+        department.properties += [employees]
+        employee.properties += [worksIn, projects]
+        project.properties += [members]
+        employee.subentities = [manager]
+        let model = NSManagedObjectModel()
+        model.entities = [department, employee, manager, project, item()]
+        return model
+    }
+
+    /// `Item`: one optional attribute of every type the SQLite store stores.
+    public static func item() -> NSEntityDescription {
+        NSEntityDescription(name: "Item", properties: [
+            NSAttributeDescription(name: "int16", type: .integer16AttributeType),
+            NSAttributeDescription(name: "int32", type: .integer32AttributeType),
+            NSAttributeDescription(name: "int64", type: .integer64AttributeType),
+            NSAttributeDescription(name: "decimal", type: .decimalAttributeType),
+            NSAttributeDescription(name: "double", type: .doubleAttributeType),
+            NSAttributeDescription(name: "float", type: .floatAttributeType),
+            NSAttributeDescription(name: "string", type: .stringAttributeType),
+            NSAttributeDescription(name: "bool", type: .booleanAttributeType),
+            NSAttributeDescription(name: "date", type: .dateAttributeType),
+            NSAttributeDescription(name: "binary", type: .binaryDataAttributeType),
+            NSAttributeDescription(name: "uuid", type: .UUIDAttributeType),
+            NSAttributeDescription(name: "uri", type: .URIAttributeType),
+        ])
+    }
+
+    /// A one-entity model: `User(name, petName)` (alemar11/CoreDataPlus SampleModel3 v1).
+    public static func sampleModel3V1() -> NSManagedObjectModel {
+        let user = NSEntityDescription(name: "User", properties: [
+            NSAttributeDescription(name: "name", type: .stringAttributeType),
+            NSAttributeDescription(name: "petName", type: .stringAttributeType),
+        ])
+        let model = NSManagedObjectModel()
+        model.entities = [user]
+        model.versionIdentifiers = ["1"]
+        return model
+    }
+}
+
+// MARK: - Predicate building (Apple's AST initializers)
+
+/// `key <op> value` as an `NSComparisonPredicate`.
+public func comparison(_ key: String, _ op: NSComparisonPredicate.Operator, _ value: Any?,
+                       options: NSComparisonPredicate.Options = []) -> NSPredicate {
+    NSComparisonPredicate(leftExpression: NSExpression(forKeyPath: key), rightExpression: NSExpression(forConstantValue: value),
+                          modifier: .direct, type: op, options: options)
+}
+
+/// The conjunction of `predicates`.
+public func and(_ predicates: NSPredicate...) -> NSPredicate { NSCompoundPredicate(type: .and, subpredicates: predicates) }
+/// The disjunction of `predicates`.
+public func or(_ predicates: NSPredicate...) -> NSPredicate { NSCompoundPredicate(type: .or, subpredicates: predicates) }
+/// The negation of `predicate`.
+public func not(_ predicate: NSPredicate) -> NSPredicate { NSCompoundPredicate(type: .not, subpredicates: [predicate]) }
+
+/// One store of a given type with the company model, for tests that run against every store type.
+/// A SQLite store lives in its own temporary directory, removed when the object goes away.
+public final class TestStore {
+    public let storeType: String
+    public let model: NSManagedObjectModel
+    public let directory: TemporaryDirectory?
+    public private(set) var coordinator: NSPersistentStoreCoordinator
+
+    public init(_ storeType: String, model: NSManagedObjectModel = TestModels.company()) throws {
+        self.storeType = storeType
+        self.model = model
+        directory = storeType == NSSQLiteStoreType ? try TemporaryDirectory() : nil
+        coordinator = try StoreHarness.coordinator(model: model, storeType: storeType, directory: directory)
+    }
+
+    /// The store file (SQLite only).
+    public var url: URL? { directory?.file("Store.sqlite") }
+
+    /// A fresh context, so reads go to the store rather than to objects another context holds.
+    public func newContext() -> NSManagedObjectContext { StoreHarness.context(coordinator) }
+
+    /// A second coordinator on the same file (SQLite only).
+    public func secondCoordinator() throws -> NSPersistentStoreCoordinator {
+        try StoreHarness.coordinator(model: model, storeType: storeType, url: url)
+    }
+
+    /// Closes the store and opens the file again with a new coordinator (SQLite only).
+    public func reopen() throws {
+        StoreHarness.close(coordinator)
+        coordinator = try StoreHarness.coordinator(model: model, storeType: storeType, url: url)
+    }
+
+    deinit {
+        StoreHarness.close(coordinator)
+        directory?.remove()
+    }
+}
