@@ -179,3 +179,11 @@ public final class TestStore {
         directory?.remove()
     }
 }
+
+/// Inserts an object of `entity` with `values` (set through KVC) into `context`.
+@discardableResult
+public func insertObject(_ entity: String, _ values: [String: Any], into context: NSManagedObjectContext) -> NSManagedObject {
+    let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
+    for (key, value) in values { object.setValue(value, forKey: key) }
+    return object
+}

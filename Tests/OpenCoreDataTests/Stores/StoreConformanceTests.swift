@@ -12,13 +12,6 @@ import Testing
 struct StoreConformanceTests {
     static let storeTypes = [NSSQLiteStoreType, NSInMemoryStoreType]
 
-    @discardableResult
-    private func insert(_ entity: String, _ values: [String: Any], into context: NSManagedObjectContext) -> NSManagedObject {
-        let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
-        for (key, value) in values { object.setValue(value, forKey: key) }
-        return object
-    }
-
     private func fetch(_ entity: String, _ context: NSManagedObjectContext, predicate: NSPredicate? = nil,
                        sort: [NSSortDescriptor]? = nil, configure: (NSFetchRequest<NSManagedObject>) -> Void = { _ in }) throws -> [NSManagedObject] {
         let request = NSFetchRequest<NSManagedObject>(entityName: entity)
@@ -35,13 +28,13 @@ struct StoreConformanceTests {
     /// Seeds departments and employees: Sales {Ann 30, Bob 40, Cid nil-age}, Lab {Dee 25 (Manager)}.
     private func seed(_ store: TestStore) throws {
         let context = store.newContext()
-        let sales = insert("Department", ["name": "Sales", "budget": 100.5], into: context)
-        let lab = insert("Department", ["name": "Lab", "budget": 20.0], into: context)
+        let sales = insertObject("Department", ["name": "Sales", "budget": 100.5], into: context)
+        let lab = insertObject("Department", ["name": "Lab", "budget": 20.0], into: context)
         for (name, age) in [("Ann", 30), ("Bob", 40)] {
-            insert("Employee", ["name": name, "age": age, "department": sales], into: context)
+            insertObject("Employee", ["name": name, "age": age, "department": sales], into: context)
         }
-        insert("Employee", ["name": "Cid", "department": sales, "active": false], into: context)
-        insert("Manager", ["name": "Dee", "age": 25, "level": 3, "department": lab], into: context)
+        insertObject("Employee", ["name": "Cid", "department": sales, "active": false], into: context)
+        insertObject("Manager", ["name": "Dee", "age": 25, "level": 3, "department": lab], into: context)
         try context.save()
     }
 
@@ -193,8 +186,8 @@ struct StoreConformanceTests {
         #expect(Set(names(Array(freshLab.value(forKey: "employees") as? Set<NSManagedObject> ?? [])))  == ["Ann", "Dee"])
 
         // Many-to-many: projects ↔ members.
-        let rocket = insert("Project", ["title": "Rocket"], into: context)
-        let boat = insert("Project", ["title": "Boat"], into: context)
+        let rocket = insertObject("Project", ["title": "Rocket"], into: context)
+        let boat = insertObject("Project", ["title": "Boat"], into: context)
         let bob = try #require(employees.first { $0.value(forKey: "name") as? String == "Bob" })
         ann.setValue(Set([rocket, boat]), forKey: "projects")
         bob.setValue(Set([rocket]), forKey: "projects")
@@ -270,7 +263,7 @@ struct StoreConformanceTests {
         let context = store.newContext()
         let sales = try #require(try fetch("Department", context).first { $0.value(forKey: "name") as? String == "Sales" })
         sales.setValue("Renamed", forKey: "name")
-        let temp = insert("Department", ["name": "Temp"], into: context)
+        let temp = insertObject("Department", ["name": "Temp"], into: context)
         context.rollback()
         #expect(sales.value(forKey: "name") as? String == "Sales")
         #expect(temp.managedObjectContext == nil)
@@ -284,7 +277,7 @@ struct StoreConformanceTests {
         let store = try TestStore(storeType)
         try seed(store)
         let context = store.newContext()
-        insert("Department", ["name": "Unsaved"], into: context)
+        insertObject("Department", ["name": "Unsaved"], into: context)
         let lab = try #require(try fetch("Department", context).first { $0.value(forKey: "name") as? String == "Lab" })
         context.delete(lab)
         #expect(Set(names(try fetch("Department", context))) == ["Sales", "Unsaved"])

@@ -215,7 +215,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         case .decimalAttributeType:
             switch statement.columnType(column) {
             case SQLITE_INTEGER: return Decimal(statement.int64(column))
-            case SQLITE_FLOAT: return Decimal(statement.double(column))
+            case SQLITE_FLOAT: return Decimal(string: String(statement.double(column)), locale: Locale(identifier: "en_US_POSIX"))
+            case SQLITE_BLOB: return Decimal(string: String(decoding: statement.blob(column), as: UTF8.self), locale: Locale(identifier: "en_US_POSIX"))
             default: return Decimal(string: statement.text(column), locale: Locale(identifier: "en_US_POSIX"))
             }
         case .objectIDAttributeType:
@@ -239,7 +240,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         case (.URIAttributeType, let v as URL): return .text(v.absoluteString)
         case (.binaryDataAttributeType, let v as Data), (.transformableAttributeType, let v as Data): return .blob(v)
         case (.UUIDAttributeType, let v as UUID): return .blob(withUnsafeBytes(of: v.uuid) { Data($0) })
-        case (.decimalAttributeType, let v as Decimal): return .text(v.description)
+        case (.decimalAttributeType, let v as Decimal): return Self.decimalValue(v)
         case (.objectIDAttributeType, let v as NSManagedObjectID): return .text(v.uriRepresentation().absoluteString)
         case (.compositeAttributeType, _), (.undefinedAttributeType, _): return .null
         default:
@@ -248,6 +249,18 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             if case .objectIDAttributeType = type { return .null }
             return sqliteValue(canonical, type)
         }
+    }
+
+    /// A Decimal as stored in its `DECIMAL` column: text, which SQLite's NUMERIC affinity turns into
+    /// an INTEGER or REAL when that keeps every digit (≤ 15 significant digits); a value with more
+    /// digits is bound as a BLOB of the same UTF-8 text, which no affinity converts, so it stays exact.
+    static func decimalValue(_ value: Decimal) -> SQLiteValue {
+        let text = value.description
+        let digits = text.filter(\.isNumber).drop { $0 == "0" }.count
+        if digits <= 15, let double = Double(text), Decimal(string: String(double), locale: Locale(identifier: "en_US_POSIX")) == value {
+            return .text(text)
+        }
+        return .blob(Data(text.utf8))
     }
 
     /// Binds an attribute value straight to a statement (the save hot path).
