@@ -113,6 +113,89 @@ public enum TestModels {
         ])
     }
 
+    /// alemar11/CoreDataPlus `SampleModel.xcdatamodel` (version '1'), built in code: Car ← SportCar ←
+    /// ExpensiveSportCar, Person 1—n Car, transient attributes, uniqueness constraints.
+    public static func coreDataPlusSampleModelV1() -> NSManagedObjectModel {
+        func attribute(_ name: String, _ type: NSAttributeType, optional: Bool = true, transient: Bool = false) -> NSAttributeDescription {
+            let attribute = NSAttributeDescription(name: name, type: type, isOptional: optional)
+            attribute.isTransient = transient
+            return attribute
+        }
+        let car = NSEntityDescription(name: "Car", properties: [
+            attribute("color", .transformableAttributeType), attribute("currentDrivingSpeed", .integer64AttributeType, transient: true),
+            attribute("maker", .stringAttributeType), attribute("markedForDeletionAsOf", .dateAttributeType),
+            attribute("model", .stringAttributeType), attribute("numberPlate", .stringAttributeType, optional: false),
+        ])
+        car.uniquenessConstraints = [["numberPlate"]]
+        let sportCar = NSEntityDescription(name: "SportCar")
+        let expensive = NSEntityDescription(name: "ExpensiveSportCar", properties: [attribute("isLimitedEdition", .booleanAttributeType)])
+        let person = NSEntityDescription(name: "Person", properties: [
+            attribute("firstName", .stringAttributeType), attribute("id", .UUIDAttributeType, optional: false),
+            attribute("isDriving", .booleanAttributeType, optional: false, transient: true), attribute("lastName", .stringAttributeType),
+            attribute("updatedAt", .dateAttributeType, optional: false),
+        ])
+        person.uniquenessConstraints = [["firstName", "lastName"]]
+        let owner = NSRelationshipDescription(name: "owner", destination: person, toMany: false)
+        let cars = NSRelationshipDescription(name: "cars", destination: car, toMany: true)
+        owner.inverseRelationship = cars
+        cars.inverseRelationship = owner
+        car.properties += [owner]
+        person.properties += [cars]
+        sportCar.subentities = [expensive]
+        car.subentities = [sportCar]
+        let model = NSManagedObjectModel()
+        model.entities = [car, expensive, person, sportCar]
+        model.versionIdentifiers = ["1"]
+        return model
+    }
+
+    /// contentful-persistence.swift `Test.xcdatamodel`, built in code: ordered to-many relationships,
+    /// many-to-many pairs, one-to-many pairs with long generated inverse names.
+    public static func contentfulTest() -> NSManagedObjectModel {
+        func attributes(_ list: [(String, NSAttributeType)]) -> [NSPropertyDescription] {
+            list.map { NSAttributeDescription(name: $0.0, type: $0.1) }
+        }
+        let asset = NSEntityDescription(name: "Asset", properties: attributes([
+            ("assetDescription", .stringAttributeType), ("createdAt", .dateAttributeType), ("fileName", .stringAttributeType),
+            ("fileType", .stringAttributeType), ("height", .doubleAttributeType), ("id", .stringAttributeType),
+            ("localeCode", .stringAttributeType), ("size", .integer32AttributeType), ("title", .stringAttributeType),
+            ("updatedAt", .dateAttributeType), ("urlString", .stringAttributeType), ("width", .doubleAttributeType),
+        ]))
+        let author = NSEntityDescription(name: "Author", properties: attributes([
+            ("biography", .stringAttributeType), ("createdAt", .dateAttributeType), ("id", .stringAttributeType),
+            ("localeCode", .stringAttributeType), ("name", .stringAttributeType), ("updatedAt", .dateAttributeType),
+            ("website", .stringAttributeType),
+        ]))
+        let category = NSEntityDescription(name: "Category", properties: attributes([
+            ("createdAt", .dateAttributeType), ("id", .stringAttributeType), ("localeCode", .stringAttributeType),
+            ("title", .stringAttributeType), ("updatedAt", .dateAttributeType),
+        ]))
+        let post = NSEntityDescription(name: "Post", properties: attributes([
+            ("body", .stringAttributeType), ("comments", .booleanAttributeType), ("createdAt", .dateAttributeType),
+            ("date", .dateAttributeType), ("id", .stringAttributeType), ("localeCode", .stringAttributeType),
+            ("slug", .stringAttributeType), ("tags", .binaryDataAttributeType), ("title", .stringAttributeType),
+            ("updatedAt", .dateAttributeType),
+        ]))
+        let syncInfo = NSEntityDescription(name: "SyncInfo", properties: attributes([("dbVersion", .integer32AttributeType), ("syncToken", .stringAttributeType)]))
+        func pair(_ a: NSEntityDescription, _ aName: String, toMany aMany: Bool, ordered aOrdered: Bool = false,
+                  _ b: NSEntityDescription, _ bName: String, toMany bMany: Bool, ordered bOrdered: Bool = false) {
+            let forward = NSRelationshipDescription(name: aName, destination: b, toMany: aMany, isOrdered: aOrdered)
+            let backward = NSRelationshipDescription(name: bName, destination: a, toMany: bMany, isOrdered: bOrdered)
+            forward.inverseRelationship = backward
+            backward.inverseRelationship = forward
+            a.properties += [forward]
+            b.properties += [backward]
+        }
+        pair(asset, "featuredImage_2wKn6yEnZewu2SCCkus4as_Inverse", toMany: true, post, "theFeaturedImage", toMany: false)
+        pair(asset, "icon_5KMiN6YPvi42icqAUQMCQe_Inverse", toMany: true, category, "icon", toMany: false)
+        pair(asset, "profilePhoto_1kUEViTN4EmGiEaaeC6ouY_Inverse", toMany: true, author, "profilePhoto", toMany: false)
+        pair(author, "createdEntries", toMany: true, ordered: true, post, "authors", toMany: true, ordered: true)
+        pair(category, "categoryInverse", toMany: true, ordered: false, post, "category", toMany: true, ordered: true)
+        let model = NSManagedObjectModel()
+        model.entities = [asset, author, category, post, syncInfo]
+        return model
+    }
+
     /// A one-entity model: `User(name, petName)` (alemar11/CoreDataPlus SampleModel3 v1).
     public static func sampleModel3V1() -> NSManagedObjectModel {
         let user = NSEntityDescription(name: "User", properties: [
