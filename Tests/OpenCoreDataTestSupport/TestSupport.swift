@@ -196,6 +196,31 @@ public enum TestModels {
         return model
     }
 
+    /// Relationship shapes: `Playlist.songs` ordered to-many ↔ `Song.playlist`; `Library.favorite` a
+    /// to-one without inverse to `Song`, which has the subentity `Remix`; `Library.tags` a to-many
+    /// without inverse to `Tag`.
+    public static func media() -> NSManagedObjectModel {
+        let library = NSEntityDescription(name: "Library", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        let playlist = NSEntityDescription(name: "Playlist", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        let song = NSEntityDescription(name: "Song", properties: [NSAttributeDescription(name: "title", type: .stringAttributeType)])
+        let remix = NSEntityDescription(name: "Remix", properties: [NSAttributeDescription(name: "artist", type: .stringAttributeType)])
+        let tag = NSEntityDescription(name: "Tag", properties: [NSAttributeDescription(name: "label", type: .stringAttributeType)])
+        let songs = NSRelationshipDescription(name: "songs", destination: song, toMany: true, isOrdered: true)
+        let inPlaylist = NSRelationshipDescription(name: "playlist", destination: playlist, toMany: false)
+        songs.inverseRelationship = inPlaylist
+        inPlaylist.inverseRelationship = songs
+        playlist.properties += [songs]
+        song.properties += [inPlaylist]
+        library.properties += [
+            NSRelationshipDescription(name: "favorite", destination: song, toMany: false),
+            NSRelationshipDescription(name: "tags", destination: tag, toMany: true),
+        ]
+        song.subentities = [remix]
+        let model = NSManagedObjectModel()
+        model.entities = [library, playlist, song, remix, tag]
+        return model
+    }
+
     /// A one-entity model: `User(name, petName)` (alemar11/CoreDataPlus SampleModel3 v1).
     public static func sampleModel3V1() -> NSManagedObjectModel {
         let user = NSEntityDescription(name: "User", properties: [

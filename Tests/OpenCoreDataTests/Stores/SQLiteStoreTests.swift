@@ -223,6 +223,62 @@ struct SQLiteStoreTests {
         #expect(try names(comparison("name", .notEqualTo, "ZOË", options: .caseInsensitive)) == ["Émile", "ÉCOLE", "straße", "İstanbul"])
     }
 
+    @Test func orderedPolymorphicAndInverseLessRelationships() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: TestModels.media())
+        let context = store.newContext()
+        let playlist = insertObject("Playlist", ["name": "Mix"], into: context)
+        let songs = (1...3).map { insertObject("Song", ["title": "S\($0)"], into: context) }
+        let remix = insertObject("Remix", ["title": "R", "artist": "DJ"], into: context)
+        playlist.setValue(NSOrderedSet(array: [songs[2], remix, songs[0], songs[1]]), forKey: "songs")
+        let tags = (1...2).map { insertObject("Tag", ["label": "T\($0)"], into: context) }
+        let library = insertObject("Library", ["name": "Home", "favorite": remix, "tags": Set(tags)], into: context)
+        try context.save()
+        _ = library
+
+        let raw = try RawDatabase(try #require(store.url))
+        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZLIBRARY'") as? String
+            == "CREATE TABLE ZLIBRARY ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFAVORITE INTEGER, Z3_FAVORITE INTEGER, ZNAME VARCHAR )")
+        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZSONG'") as? String
+            == "CREATE TABLE ZSONG ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER, ZTITLE VARCHAR, ZARTIST VARCHAR )")
+        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'Z_1TAGS'") as? String
+            == "CREATE TABLE Z_1TAGS ( Z_1TAGSINVERSE INTEGER, Z_5TAGS INTEGER, PRIMARY KEY (Z_1TAGSINVERSE, Z_5TAGS) )")
+        #expect(try raw.rows("SELECT ZTITLE FROM ZSONG ORDER BY Z_FOK_PLAYLIST").map { $0[0] as? String } == ["S3", "R", "S1", "S2"])
+        #expect(try raw.value("SELECT Z3_FAVORITE FROM ZLIBRARY") as? Int64 == 4)
+
+        try store.reopen()
+        let reader = store.newContext()
+        let freshPlaylist = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Playlist")).first)
+        let ordered = try #require(freshPlaylist.value(forKey: "songs") as? NSOrderedSet)
+        #expect(ordered.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String } == ["S3", "R", "S1", "S2"])
+        let freshLibrary = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Library")).first)
+        let favorite = try #require(freshLibrary.value(forKey: "favorite") as? NSManagedObject)
+        #expect(favorite.entity.name == "Remix")
+        #expect(favorite.value(forKey: "artist") as? String == "DJ")
+        let freshTags = try #require(freshLibrary.value(forKey: "tags") as? Set<NSManagedObject>)
+        #expect(Set(freshTags.compactMap { $0.value(forKey: "label") as? String }) == ["T1", "T2"])
+
+        // Reordering saves the new positions.
+        let reversed = NSOrderedSet(array: ordered.array.reversed())
+        freshPlaylist.setValue(reversed, forKey: "songs")
+        try reader.save()
+        let third = store.newContext()
+        let again = try #require(try third.fetch(NSFetchRequest<NSManagedObject>(entityName: "Playlist")).first)
+        let titles = (again.value(forKey: "songs") as? NSOrderedSet)?.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String }
+        #expect(titles == ["S2", "S1", "R", "S3"])
+
+        // Fetching the superentity returns subentity rows with their own values; dictionaries too.
+        let allSongs = try third.fetch(NSFetchRequest<NSManagedObject>(entityName: "Song"))
+        #expect(allSongs.count == 4)
+        let dictionaries = NSFetchRequest<NSDictionary>(entityName: "Song")
+        dictionaries.resultType = .dictionaryResultType
+        dictionaries.propertiesToFetch = ["title"]
+        dictionaries.sortDescriptors = [NSSortDescriptor(key: "title", ascending: true)]
+        #expect(try third.fetch(dictionaries).compactMap { $0["title"] as? String } == ["R", "S1", "S2", "S3"])
+        let limitedCount = NSFetchRequest<NSManagedObject>(entityName: "Song")
+        limitedCount.fetchLimit = 3
+        #expect(try third.count(for: limitedCount) == 3)
+    }
+
     // MARK: Transactions
 
     @Test func failedSaveLeavesNothingOnDiskAndKeepsChanges() throws {
