@@ -456,6 +456,33 @@ struct SQLiteStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path).isEmpty)
     }
 
+    @Test func pragmasAndReadOnlyOptions() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("Store.sqlite")
+        let writer = try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
+                                                  options: [NSSQLitePragmasOption: ["journal_mode": "DELETE"], NSPersistentStoreTimeoutOption: 5])
+        let context = StoreHarness.context(writer)
+        insertObject("Department", ["name": "Sales"], into: context)
+        try context.save()
+        #expect(try RawDatabase(url).value("PRAGMA journal_mode") as? String == "delete")
+        #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"))
+        StoreHarness.close(writer)
+
+        let reader = try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
+                                                  options: [NSReadOnlyPersistentStoreOption: true])
+        defer { StoreHarness.close(reader) }
+        let readContext = StoreHarness.context(reader)
+        let sales = try #require(try readContext.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department")).first)
+        sales.setValue("Renamed", forKey: "name")
+        #expect(throws: OpenCoreDataError.self) { try readContext.save() }
+
+        #expect(throws: OpenCoreDataError.self) {
+            try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
+                                         options: [NSSQLitePragmasOption: ["journal_mode; DROP TABLE ZDEPARTMENT": "WAL"]])
+        }
+    }
+
     // MARK: Apple-written stores
 
     private func fixture(_ path: String) throws -> URL {
