@@ -22,24 +22,17 @@ extension SQLiteStore {
             conditions.append("(t0.Z_ENT >= \(mapping.subentityRange.lowerBound) AND t0.Z_ENT <= \(mapping.subentityRange.upperBound))")
         }
 
-        var residual: NSPredicate?
+        // Conjuncts that do not compile are evaluated in memory on the rows the others select.
+        var residual: [NSPredicate] = []
         if let predicate = request.predicate {
-            if let sql = query.compile(predicate) {
-                conditions.append(sql)
-            } else {
-                residual = predicate
-                if let compound = predicate as? NSCompoundPredicate, compound.compoundPredicateType == .and {
-                    // The compilable conjuncts still narrow the rows read; the whole predicate runs in memory.
-                    for case let part as NSPredicate in compound.subpredicates {
-                        if let sql = query.compile(part) { conditions.append(sql) }
-                    }
-                }
+            for part in Self.conjuncts(of: predicate) {
+                if let sql = query.compile(part) { conditions.append(sql) } else { residual.append(part) }
             }
         }
         let sorts = request.sortDescriptors ?? []
         let order = query.orderBy(sorts)
         let sortInMemory = !sorts.isEmpty && order == nil
-        let allInSQL = residual == nil && !sortInMemory
+        let allInSQL = residual.isEmpty && !sortInMemory
 
         var from = "FROM \(table.name) t0"
         if !query.joins.isEmpty { from += " " + query.joins.joined(separator: " ") }
@@ -98,7 +91,9 @@ extension SQLiteStore {
         statement.reset()
         if allInSQL, request.resultType == .managedObjectResultType { return objects }
 
-        if let residual { objects = objects.filter { residual.evaluate(with: $0) } }
+        if !residual.isEmpty {
+            objects = objects.filter { object in residual.allSatisfy { Self.evaluate($0, object) } }
+        }
         if sortInMemory {
             objects.sort { a, b in
                 for sort in sorts {
@@ -124,6 +119,24 @@ extension SQLiteStore {
         default:
             if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
             return Array(slice)
+        }
+    }
+
+    /// The conjuncts of a predicate: the flattened subpredicates of nested ANDs, or the predicate itself.
+    static func conjuncts(of predicate: NSPredicate) -> [NSPredicate] {
+        guard let compound = predicate as? NSCompoundPredicate, compound.compoundPredicateType == .and else { return [predicate] }
+        return compound.subpredicates.flatMap { ($0 as? NSPredicate).map(conjuncts(of:)) ?? [] }
+    }
+
+    /// Evaluates a predicate in memory, combining compound predicates here and asking every other
+    /// predicate to evaluate itself.
+    static func evaluate(_ predicate: NSPredicate, _ object: NSManagedObject) -> Bool {
+        guard let compound = predicate as? NSCompoundPredicate else { return predicate.evaluate(with: object) }
+        let parts = compound.subpredicates.compactMap { $0 as? NSPredicate }
+        switch compound.compoundPredicateType {
+        case .and: return parts.allSatisfy { evaluate($0, object) }
+        case .or: return parts.contains { evaluate($0, object) }
+        case .not: return !(parts.first.map { evaluate($0, object) } ?? true)
         }
     }
 
