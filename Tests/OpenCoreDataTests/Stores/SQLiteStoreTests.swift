@@ -197,7 +197,7 @@ struct SQLiteStoreTests {
         #expect(found.count == 1)
         #expect(statements == [
             "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZACTIVE, t0.ZAGE, t0.ZDEPARTMENT, t0.ZLEVEL, t0.ZHIREDAT, t0.ZNAME FROM ZEMPLOYEE t0 "
-                + "WHERE ((t0.ZAGE != ? OR t0.ZAGE IS NULL) AND ocd_strop(8, 1, t0.ZNAME, ?)) ORDER BY t0.ZNAME ASC, t0.Z_PK",
+                + "WHERE (t0.ZAGE != ? OR t0.ZAGE IS NULL) AND ocd_strop(8, 1, t0.ZNAME, ?) ORDER BY t0.ZNAME ASC, t0.Z_PK",
         ])
     }
 
