@@ -575,6 +575,64 @@ struct SQLiteStoreTests {
         try expectSameSchema(TestModels.contentfulTest(), "contentful+contentful-persistence.swift/Test.sqlite")
     }
 
+    @Test func readsMetadataOfAppleWrittenStoreWithoutTouchingIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("SampleModel3_V1.sqlite")
+        try FileManager.default.copyItem(at: try fixture("alemar11+CoreDataPlus/SampleModel3/SampleModel3_V1.sqlite"), to: url)
+        let before = try Data(contentsOf: url)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        #expect(metadata[NSStoreUUIDKey] as? String == "5443A63D-EF0E-44C2-B216-AE8B5ED2FD09")
+        #expect(metadata[NSStoreTypeKey] as? String == "SQLite")
+        #expect(metadata[NSPersistenceFrameworkVersionKey] as? Int == 1344)
+        #expect(metadata[NSStoreModelVersionIdentifiersKey] as? [String] == ["1"])
+        #expect((metadata[NSStoreModelVersionHashesKey] as? [String: Data])?["User"]?.base64EncodedString() == "azH06XtpHRbEyCC65V+JQI1HATvUIVHs/eHqx/5L55g=")
+        #expect(try Data(contentsOf: url) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["SampleModel3_V1.sqlite"])
+    }
+
+    /// Decodes Apple-written rows (UUID blobs, 2001-epoch dates, three entities in one table, to-one
+    /// and to-many through the foreign key). The version-hash check is bypassed by wiring the store by
+    /// hand, because the model's hashes are placeholders until FORMATS §2 lands; this tests decoding only.
+    @Test func decodesAppleWrittenRows() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("SampleModel_V1.sqlite")
+        try FileManager.default.copyItem(at: try fixture("alemar11+CoreDataPlus/SampleModel/SampleModel_V1.sqlite"), to: url)
+        let model = TestModels.coreDataPlusSampleModelV1()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store = SQLiteStore(persistentStoreCoordinator: coordinator, configurationName: nil, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        let stored = try SQLiteStore.readStoredMetadata(at: url)
+        store.schema = SQLiteSchema(model: model, numbers: stored.entityNumbers)
+        store.connection = try SQLiteConnection(url: url, mode: .probe)
+        store.metadata = stored.metadata
+        defer { store.willRemove(from: nil) }
+        let context = StoreHarness.context(coordinator)
+        func fetch(_ name: String, subentities: Bool = true) throws -> [NSManagedObject] {
+            let request = NSFetchRequest<any NSFetchRequestResult>(entityName: name)
+            request.entity = model.entitiesByName[name]
+            request.includesSubentities = subentities
+            return (try store.execute(request, with: context) as? [Any] ?? []).compactMap { $0 as? NSManagedObject }
+        }
+        let cars = try fetch("Car")
+        #expect(cars.count == 125)
+        #expect(try fetch("Car", subentities: false).count == 115)
+        #expect(try fetch("SportCar").count == 10)
+        let limited = try fetch("ExpensiveSportCar")
+        #expect(limited.count == 5)
+        #expect(limited.allSatisfy { $0.value(forKey: "isLimitedEdition") is Bool })
+        #expect(cars.filter { $0.value(forKey: "owner") != nil }.count == 118)
+        let people = try fetch("Person")
+        #expect(people.count == 20)
+        let victoria = try #require(people.first { $0.value(forKey: "firstName") as? String == "Victoria" })
+        #expect(victoria.value(forKey: "lastName") as? String == "Coster")
+        #expect(victoria.value(forKey: "id") as? UUID == UUID(uuidString: "FEFE4176-912D-429F-9C83-662FFF641115"))
+        #expect((victoria.value(forKey: "updatedAt") as? Date)?.timeIntervalSinceReferenceDate == 639503569.638733)
+        let owned = people.reduce(0) { $0 + ((($1.value(forKey: "cars") as? Set<NSManagedObject>)?.count) ?? 0) }
+        #expect(owned == 118)
+        #expect(store.identifier == "753753D3-A961-4901-AB05-8CC48B1D3853")
+    }
+
     @Test(.disabled(if: placeholderHashes, "needs version hashes (FORMATS §2): Apple's stored hashes must match the model's"))
     func readsAppleWrittenSampleModel3() throws {
         let directory = try TemporaryDirectory()
