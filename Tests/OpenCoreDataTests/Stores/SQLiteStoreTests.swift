@@ -2,8 +2,9 @@ import CSQLite
 import Foundation
 import OpenCoreData
 import OpenCoreDataTestSupport
-@testable import OpenCoreDataRuntime
 import Testing
+
+@testable import OpenCoreDataRuntime
 
 /// Reads a store file with plain SQL, independently of the store's own code.
 private final class RawDatabase {
@@ -25,23 +26,26 @@ private final class RawDatabase {
         defer { sqlite3_finalize(statement) }
         var result: [[Any?]] = []
         while sqlite3_step(statement) == SQLITE_ROW {
-            result.append((0..<sqlite3_column_count(statement)).map { i -> Any? in
-                switch sqlite3_column_type(statement, i) {
-                case SQLITE_INTEGER: return sqlite3_column_int64(statement, i)
-                case SQLITE_FLOAT: return sqlite3_column_double(statement, i)
-                case SQLITE_TEXT: return String(cString: sqlite3_column_text(statement, i))
-                case SQLITE_BLOB:
-                    let count = Int(sqlite3_column_bytes(statement, i))
-                    return count == 0 ? Data() : Data(bytes: sqlite3_column_blob(statement, i), count: count)
-                default: return nil
-                }
-            })
+            result.append(
+                (0..<sqlite3_column_count(statement)).map { i -> Any? in
+                    switch sqlite3_column_type(statement, i) {
+                    case SQLITE_INTEGER: return sqlite3_column_int64(statement, i)
+                    case SQLITE_FLOAT: return sqlite3_column_double(statement, i)
+                    case SQLITE_TEXT: return String(cString: sqlite3_column_text(statement, i))
+                    case SQLITE_BLOB:
+                        let count = Int(sqlite3_column_bytes(statement, i))
+                        return count == 0 ? Data() : Data(bytes: sqlite3_column_blob(statement, i), count: count)
+                    default: return nil
+                    }
+                })
         }
         return result
     }
 
     func execute(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw OpenCoreDataError(.sqlite, String(cString: sqlite3_errmsg(db)), sql: sql) }
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw OpenCoreDataError(.sqlite, String(cString: sqlite3_errmsg(db)), sql: sql)
+        }
     }
 
     func value(_ sql: String) throws -> Any? { try rows(sql).first?.first ?? nil }
@@ -67,12 +71,16 @@ struct SQLiteStoreTests {
         let uuid = UUID()
         let decimal = Decimal(string: "12345678901234567890.123456789")!
         let rows: [String: [String: Any]] = [
-            "max": ["int16": Int16.max, "int32": Int32.max, "int64": Int64.max, "double": Double.greatestFiniteMagnitude,
-                    "float": Float(3.25), "string": "", "bool": true, "date": date, "binary": big, "uuid": uuid,
-                    "decimal": decimal, "uri": URL(string: "https://example.com/a?b=c#d")!],
-            "min": ["int16": Int16.min, "int32": Int32.min, "int64": Int64.min, "double": -0.5, "float": Float(-1.5),
-                    "string": "한국어 😀 e\u{301}", "bool": false, "date": Date(timeIntervalSince1970: -1.75),
-                    "binary": Data(), "decimal": Decimal(-1) / Decimal(8)],
+            "max": [
+                "int16": Int16.max, "int32": Int32.max, "int64": Int64.max, "double": Double.greatestFiniteMagnitude,
+                "float": Float(3.25), "string": "", "bool": true, "date": date, "binary": big, "uuid": uuid,
+                "decimal": decimal, "uri": URL(string: "https://example.com/a?b=c#d")!,
+            ],
+            "min": [
+                "int16": Int16.min, "int32": Int32.min, "int64": Int64.min, "double": -0.5, "float": Float(-1.5),
+                "string": "한국어 😀 e\u{301}", "bool": false, "date": Date(timeIntervalSince1970: -1.75),
+                "binary": Data(), "decimal": Decimal(-1) / Decimal(8),
+            ],
             "nil": [:],
         ]
         for (tag, values) in rows {
@@ -116,7 +124,9 @@ struct SQLiteStoreTests {
         let store = try TestStore(NSSQLiteStoreType)
         let context = store.newContext()
         let sales = insertObject("Department", ["name": "Sales"], into: context)
-        let ann = insertObject("Employee", ["name": "Ann", "hiredAt": Date(timeIntervalSinceReferenceDate: 1.5), "department": sales], into: context)
+        let ann = insertObject(
+            "Employee", ["name": "Ann", "hiredAt": Date(timeIntervalSinceReferenceDate: 1.5), "department": sales],
+            into: context)
         insertObject("Manager", ["name": "Dee", "department": sales], into: context)
         let project = insertObject("Project", ["title": "Rocket"], into: context)
         ann.setValue(Set([project]), forKey: "projects")
@@ -125,30 +135,51 @@ struct SQLiteStoreTests {
         try context.save()
 
         let raw = try RawDatabase(try #require(store.url))
-        let tables = try raw.rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { $0[0] as? String }
-        #expect(tables == ["ZDEPARTMENT", "ZEMPLOYEE", "ZITEM", "ZPROJECT", "Z_2PROJECTS", "Z_METADATA", "Z_MODELCACHE", "Z_PRIMARYKEY"])
-        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZEMPLOYEE'") as? String
-            == "CREATE TABLE ZEMPLOYEE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZACTIVE INTEGER, ZAGE INTEGER, ZDEPARTMENT INTEGER, ZLEVEL INTEGER, ZHIREDAT TIMESTAMP, ZNAME VARCHAR )")
-        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'Z_2PROJECTS'") as? String
-            == "CREATE TABLE Z_2PROJECTS ( Z_2MEMBERS INTEGER, Z_5PROJECTS INTEGER, PRIMARY KEY (Z_2MEMBERS, Z_5PROJECTS) )")
+        let tables = try raw.rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map {
+            $0[0] as? String
+        }
+        #expect(
+            tables == [
+                "ZDEPARTMENT", "ZEMPLOYEE", "ZITEM", "ZPROJECT", "Z_2PROJECTS", "Z_METADATA", "Z_MODELCACHE",
+                "Z_PRIMARYKEY",
+            ])
+        #expect(
+            try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZEMPLOYEE'") as? String
+                == "CREATE TABLE ZEMPLOYEE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZACTIVE INTEGER, ZAGE INTEGER, ZDEPARTMENT INTEGER, ZLEVEL INTEGER, ZHIREDAT TIMESTAMP, ZNAME VARCHAR )"
+        )
+        #expect(
+            try raw.value("SELECT sql FROM sqlite_master WHERE name = 'Z_2PROJECTS'") as? String
+                == "CREATE TABLE Z_2PROJECTS ( Z_2MEMBERS INTEGER, Z_5PROJECTS INTEGER, PRIMARY KEY (Z_2MEMBERS, Z_5PROJECTS) )"
+        )
         let itemColumns = try raw.rows("PRAGMA table_info(ZITEM)").map { "\($0[1]!) \($0[2]!)" }
-        #expect(itemColumns == ["Z_PK INTEGER", "Z_ENT INTEGER", "Z_OPT INTEGER", "ZBOOL INTEGER", "ZINT16 INTEGER", "ZINT32 INTEGER",
-                                "ZINT64 INTEGER", "ZDATE TIMESTAMP", "ZDECIMAL DECIMAL", "ZDOUBLE FLOAT", "ZFLOAT FLOAT",
-                                "ZSTRING VARCHAR", "ZURI VARCHAR", "ZBINARY BLOB", "ZUUID BLOB"])
-        let indexes = Set(try raw.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").compactMap { $0[0] as? String })
+        #expect(
+            itemColumns == [
+                "Z_PK INTEGER", "Z_ENT INTEGER", "Z_OPT INTEGER", "ZBOOL INTEGER", "ZINT16 INTEGER", "ZINT32 INTEGER",
+                "ZINT64 INTEGER", "ZDATE TIMESTAMP", "ZDECIMAL DECIMAL", "ZDOUBLE FLOAT", "ZFLOAT FLOAT",
+                "ZSTRING VARCHAR", "ZURI VARCHAR", "ZBINARY BLOB", "ZUUID BLOB",
+            ])
+        let indexes = Set(
+            try raw.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").compactMap
+            { $0[0] as? String })
         #expect(indexes == ["ZEMPLOYEE_ZDEPARTMENT_INDEX", "ZEMPLOYEE_Z_ENT_INDEX", "Z_2PROJECTS_Z_5PROJECTS_INDEX"])
         #expect(try raw.value("PRAGMA page_size") as? Int64 == 4096)
         #expect(try raw.value("PRAGMA auto_vacuum") as? Int64 == 2)
         #expect(try raw.value("PRAGMA journal_mode") as? String == "wal")
 
         // Z_PRIMARYKEY: numbering, parents, and the shared counter of a hierarchy.
-        let keys = try raw.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { row in row.map { "\($0!)" }.joined(separator: " ") }
+        let keys = try raw.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { row in
+            row.map { "\($0!)" }.joined(separator: " ")
+        }
         #expect(keys == ["1 Department 0 1", "2 Employee 0 2", "3 Manager 2 0", "4 Item 0 1", "5 Project 0 1"])
-        #expect(try raw.rows("SELECT Z_ENT, ZNAME FROM ZEMPLOYEE ORDER BY ZNAME").map { "\($0[0]!) \($0[1]!)" } == ["2 Ann", "3 Dee"])
+        #expect(
+            try raw.rows("SELECT Z_ENT, ZNAME FROM ZEMPLOYEE ORDER BY ZNAME").map { "\($0[0]!) \($0[1]!)" } == [
+                "2 Ann", "3 Dee",
+            ])
         #expect(try raw.rows("SELECT Z_PK FROM ZEMPLOYEE ORDER BY Z_PK").map { "\($0[0]!)" } == ["1", "2"])
         #expect(try raw.value("SELECT ZDEPARTMENT FROM ZEMPLOYEE WHERE ZNAME = 'Ann'") as? Int64 == 1)
-        #expect(try raw.rows("SELECT Z_2MEMBERS, Z_5PROJECTS FROM Z_2PROJECTS").map { "\($0[0]!)-\($0[1]!)" }
-            == ["\(ann.objectID.primaryKey!)-\(project.objectID.primaryKey!)"])
+        #expect(
+            try raw.rows("SELECT Z_2MEMBERS, Z_5PROJECTS FROM Z_2PROJECTS").map { "\($0[0]!)-\($0[1]!)" }
+                == ["\(ann.objectID.primaryKey!)-\(project.objectID.primaryKey!)"])
 
         // Stored representations.
         #expect(try raw.value("SELECT ZHIREDAT FROM ZEMPLOYEE WHERE ZNAME = 'Ann'") as? Double == 1.5)
@@ -165,7 +196,8 @@ struct SQLiteStoreTests {
         #expect(storeUUID == storeUUID.uppercased())
         let plistData = try #require(metadataRows[0][2] as? Data)
         #expect(plistData.prefix(8) == Data("bplist00".utf8))
-        let plist = try #require(try PropertyListSerialization.propertyList(from: plistData, format: nil) as? [String: Any])
+        let plist = try #require(
+            try PropertyListSerialization.propertyList(from: plistData, format: nil) as? [String: Any])
         #expect(plist[NSStoreUUIDKey] == nil)
         #expect(plist[NSStoreTypeKey] as? String == "SQLite")
         #expect(plist[NSPersistenceFrameworkVersionKey] as? Int == 1344)
@@ -191,20 +223,24 @@ struct SQLiteStoreTests {
         var statements: [String] = []
         try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
         let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
-        request.predicate = and(comparison("age", .notEqualTo, 31), comparison("name", .beginsWith, "a", options: .caseInsensitive))
+        request.predicate = and(
+            comparison("age", .notEqualTo, 31), comparison("name", .beginsWith, "a", options: .caseInsensitive))
         request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
         let found = try store.newContext().fetch(request)
         #expect(found.count == 1)
-        #expect(statements == [
-            "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZACTIVE, t0.ZAGE, t0.ZDEPARTMENT, t0.ZLEVEL, t0.ZHIREDAT, t0.ZNAME FROM ZEMPLOYEE t0 "
-                + "WHERE (t0.ZAGE != ? OR t0.ZAGE IS NULL) AND ocd_strop(8, 1, t0.ZNAME, ?) ORDER BY t0.ZNAME ASC, t0.Z_PK",
-        ])
+        #expect(
+            statements == [
+                "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZACTIVE, t0.ZAGE, t0.ZDEPARTMENT, t0.ZLEVEL, t0.ZHIREDAT, t0.ZNAME FROM ZEMPLOYEE t0 "
+                    + "WHERE (t0.ZAGE != ? OR t0.ZAGE IS NULL) AND ocd_strop(8, 1, t0.ZNAME, ?) ORDER BY t0.ZNAME ASC, t0.Z_PK"
+            ])
     }
 
     @Test func unicodeStringOperatorsFollowUnicodeNotASCII() throws {
         let store = try TestStore(NSSQLiteStoreType)
         let context = store.newContext()
-        for name in ["Émile", "ÉCOLE", "straße", "İstanbul", "Zoë"] { insertObject("Department", ["name": name], into: context) }
+        for name in ["Émile", "ÉCOLE", "straße", "İstanbul", "Zoë"] {
+            insertObject("Department", ["name": name], into: context)
+        }
         try context.save()
         func names(_ predicate: NSPredicate) throws -> Set<String> {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
@@ -212,15 +248,22 @@ struct SQLiteStoreTests {
             return Set(try store.newContext().fetch(request).compactMap { $0.value(forKey: "name") as? String })
         }
         #expect(try names(comparison("name", .equalTo, "émile", options: .caseInsensitive)) == ["Émile"])
-        #expect(try names(comparison("name", .equalTo, "emile", options: [.caseInsensitive, .diacriticInsensitive])) == ["Émile"])
+        #expect(
+            try names(comparison("name", .equalTo, "emile", options: [.caseInsensitive, .diacriticInsensitive])) == [
+                "Émile"
+            ])
         #expect(try names(comparison("name", .beginsWith, "éc", options: .caseInsensitive)) == ["ÉCOLE"])
         #expect(try names(comparison("name", .contains, "Ë", options: .caseInsensitive)) == ["Zoë"])
         // Full Unicode case folding (ß folds to "ss"), as NSString's case-insensitive search does.
         #expect(try names(comparison("name", .endsWith, "SSE", options: .caseInsensitive)) == ["straße"])
-        #expect(try names(comparison("name", .like, "*o?", options: [.caseInsensitive, .diacriticInsensitive])) == ["Zoë"])
+        #expect(
+            try names(comparison("name", .like, "*o?", options: [.caseInsensitive, .diacriticInsensitive])) == ["Zoë"])
         #expect(try names(comparison("name", .matches, ".*[eë]")) == ["Émile", "Zoë", "straße"])
         #expect(try names(comparison("name", .matches, "[A-Z].*")) == ["Zoë"])
-        #expect(try names(comparison("name", .notEqualTo, "ZOË", options: .caseInsensitive)) == ["Émile", "ÉCOLE", "straße", "İstanbul"])
+        #expect(
+            try names(comparison("name", .notEqualTo, "ZOË", options: .caseInsensitive)) == [
+                "Émile", "ÉCOLE", "straße", "İstanbul",
+            ])
     }
 
     @Test func orderedPolymorphicAndInverseLessRelationships() throws {
@@ -236,20 +279,33 @@ struct SQLiteStoreTests {
         _ = library
 
         let raw = try RawDatabase(try #require(store.url))
-        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZLIBRARY'") as? String
-            == "CREATE TABLE ZLIBRARY ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFAVORITE INTEGER, Z3_FAVORITE INTEGER, ZNAME VARCHAR )")
-        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZSONG'") as? String
-            == "CREATE TABLE ZSONG ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER, ZTITLE VARCHAR, ZARTIST VARCHAR )")
-        #expect(try raw.value("SELECT sql FROM sqlite_master WHERE name = 'Z_1TAGS'") as? String
-            == "CREATE TABLE Z_1TAGS ( Z_1TAGSINVERSE INTEGER, Z_5TAGS INTEGER, PRIMARY KEY (Z_1TAGSINVERSE, Z_5TAGS) )")
-        #expect(try raw.rows("SELECT ZTITLE FROM ZSONG ORDER BY Z_FOK_PLAYLIST").map { $0[0] as? String } == ["S3", "R", "S1", "S2"])
+        #expect(
+            try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZLIBRARY'") as? String
+                == "CREATE TABLE ZLIBRARY ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFAVORITE INTEGER, Z3_FAVORITE INTEGER, ZNAME VARCHAR )"
+        )
+        #expect(
+            try raw.value("SELECT sql FROM sqlite_master WHERE name = 'ZSONG'") as? String
+                == "CREATE TABLE ZSONG ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER, ZTITLE VARCHAR, ZARTIST VARCHAR )"
+        )
+        #expect(
+            try raw.value("SELECT sql FROM sqlite_master WHERE name = 'Z_1TAGS'") as? String
+                == "CREATE TABLE Z_1TAGS ( Z_1TAGSINVERSE INTEGER, Z_5TAGS INTEGER, PRIMARY KEY (Z_1TAGSINVERSE, Z_5TAGS) )"
+        )
+        #expect(
+            try raw.rows("SELECT ZTITLE FROM ZSONG ORDER BY Z_FOK_PLAYLIST").map { $0[0] as? String } == [
+                "S3", "R", "S1", "S2",
+            ])
         #expect(try raw.value("SELECT Z3_FAVORITE FROM ZLIBRARY") as? Int64 == 4)
 
         try store.reopen()
         let reader = store.newContext()
-        let freshPlaylist = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Playlist")).first)
+        let freshPlaylist = try #require(
+            try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Playlist")).first)
         let ordered = try #require(freshPlaylist.value(forKey: "songs") as? NSOrderedSet)
-        #expect(ordered.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String } == ["S3", "R", "S1", "S2"])
+        #expect(
+            ordered.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String } == [
+                "S3", "R", "S1", "S2",
+            ])
         let freshLibrary = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Library")).first)
         let favorite = try #require(freshLibrary.value(forKey: "favorite") as? NSManagedObject)
         #expect(favorite.entity.name == "Remix")
@@ -263,7 +319,9 @@ struct SQLiteStoreTests {
         try reader.save()
         let third = store.newContext()
         let again = try #require(try third.fetch(NSFetchRequest<NSManagedObject>(entityName: "Playlist")).first)
-        let titles = (again.value(forKey: "songs") as? NSOrderedSet)?.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String }
+        let titles = (again.value(forKey: "songs") as? NSOrderedSet)?.array.compactMap {
+            ($0 as? NSManagedObject)?.value(forKey: "title") as? String
+        }
         #expect(titles == ["S2", "S1", "R", "S3"])
 
         // Fetching the superentity returns subentity rows with their own values; dictionaries too.
@@ -310,9 +368,14 @@ struct SQLiteStoreTests {
         #expect(statements.last?.contains("WHERE (t0.ZAGE IS NOT NULL AND t0.ZAGE < ?)") == true)
         #expect(statements.last?.contains("LIMIT") == false)
         // OR cannot be split: all of it runs in memory, which needs the query engine for the comparison.
-        try withKnownIssue("in-memory comparison evaluation is a placeholder until the query engine lands", isIntermittent: true) { () throws in
-            #expect(try names(or(comparison("age", .equalTo, 21), EvenAge())) == ["E28", "E26", "E24", "E22", "E21", "E20"])
-        } when: { !StoreHarness.predicateEvaluationAvailable }
+        try withKnownIssue(
+            "in-memory comparison evaluation is a placeholder until the query engine lands", isIntermittent: true
+        ) { () throws in
+            #expect(
+                try names(or(comparison("age", .equalTo, 21), EvenAge())) == ["E28", "E26", "E24", "E22", "E21", "E20"])
+        } when: {
+            !StoreHarness.predicateEvaluationAvailable
+        }
         let count = NSFetchRequest<NSManagedObject>(entityName: "Employee")
         count.predicate = EvenAge()
         #expect(try reader.count(for: count) == 5)
@@ -388,7 +451,9 @@ struct SQLiteStoreTests {
         try b.save()
         #expect(x.objectID.uriRepresentation().lastPathComponent == "p1")
         #expect(y.objectID.uriRepresentation().lastPathComponent == "p2")
-        #expect(x.objectID.uriRepresentation().absoluteString.hasPrefix("x-coredata://\(store.coordinator.persistentStores[0].identifier!)/Employee/"))
+        #expect(
+            x.objectID.uriRepresentation().absoluteString.hasPrefix(
+                "x-coredata://\(store.coordinator.persistentStores[0].identifier!)/Employee/"))
     }
 
     // MARK: Files that are not stores
@@ -407,7 +472,8 @@ struct SQLiteStoreTests {
     }
 
     @Test func rejectsFilesThatAreNotStoresWithoutTouchingThem() throws {
-        try expectRejected(Data("this is not a database, just some text that is long enough to look like a header....".utf8))
+        try expectRejected(
+            Data("this is not a database, just some text that is long enough to look like a header....".utf8))
         try expectRejected(Data())
 
         // A SQLite database that is not a Core Data store.
@@ -420,7 +486,9 @@ struct SQLiteStoreTests {
         // Truncated stores: past the header, and inside it.
         let store = try TestStore(NSSQLiteStoreType)
         let context = store.newContext()
-        for i in 0..<200 { insertObject("Department", ["name": String(repeating: "x", count: 100) + "\(i)"], into: context) }
+        for i in 0..<200 {
+            insertObject("Department", ["name": String(repeating: "x", count: 100) + "\(i)"], into: context)
+        }
         try context.save()
         StoreHarness.close(store.coordinator)
         let full = try Data(contentsOf: try #require(store.url))
@@ -495,7 +563,9 @@ struct SQLiteStoreTests {
         var updated = read
         updated["AppVersion"] = "8"
         try NSPersistentStoreCoordinator.setMetadata(updated, forPersistentStoreOfType: NSSQLiteStoreType, at: url)
-        #expect(try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)["AppVersion"] as? String == "8")
+        #expect(
+            try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)[
+                "AppVersion"] as? String == "8")
         try store.reopen()
         #expect(store.coordinator.persistentStores.first?.identifier == persistent.identifier)
     }
@@ -515,8 +585,9 @@ struct SQLiteStoreTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("Store.sqlite")
-        let writer = try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
-                                                  options: [NSSQLitePragmasOption: ["journal_mode": "DELETE"], NSPersistentStoreTimeoutOption: 5])
+        let writer = try StoreHarness.coordinator(
+            model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
+            options: [NSSQLitePragmasOption: ["journal_mode": "DELETE"], NSPersistentStoreTimeoutOption: 5])
         let context = StoreHarness.context(writer)
         insertObject("Department", ["name": "Sales"], into: context)
         try context.save()
@@ -524,8 +595,9 @@ struct SQLiteStoreTests {
         #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"))
         StoreHarness.close(writer)
 
-        let reader = try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
-                                                  options: [NSReadOnlyPersistentStoreOption: true])
+        let reader = try StoreHarness.coordinator(
+            model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
+            options: [NSReadOnlyPersistentStoreOption: true])
         defer { StoreHarness.close(reader) }
         let readContext = StoreHarness.context(reader)
         let sales = try #require(try readContext.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department")).first)
@@ -533,8 +605,9 @@ struct SQLiteStoreTests {
         #expect(throws: OpenCoreDataError.self) { try readContext.save() }
 
         #expect(throws: OpenCoreDataError.self) {
-            try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
-                                         options: [NSSQLitePragmasOption: ["journal_mode; DROP TABLE ZDEPARTMENT": "WAL"]])
+            try StoreHarness.coordinator(
+                model: TestModels.company(), storeType: NSSQLiteStoreType, url: url,
+                options: [NSSQLitePragmasOption: ["journal_mode; DROP TABLE ZDEPARTMENT": "WAL"]])
         }
     }
 
@@ -548,27 +621,35 @@ struct SQLiteStoreTests {
     @Test func generatedSchemaMatchesAppleForSampleModel3() throws {
         let url = try fixture("alemar11+CoreDataPlus/SampleModel3/SampleModel3_V1.sqlite")
         let raw = try RawDatabase(url)
-        let apple = Set(try raw.rows("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").compactMap { $0[0] as? String })
+        let apple = Set(
+            try raw.rows("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").compactMap { $0[0] as? String })
         let ours = Set(SQLiteSchema(model: TestModels.sampleModel3V1()).createStatements)
         #expect(ours == apple)
-        #expect(try raw.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY").map { "\($0[0]!) \($0[1]!) \($0[2]!)" } == ["1 User 0"])
+        #expect(
+            try raw.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY").map { "\($0[0]!) \($0[1]!) \($0[2]!)" } == [
+                "1 User 0"
+            ])
     }
 
     /// Our CREATE statements for `model` equal the ones Apple wrote in `fixture` (tables and indexes).
     private func expectSameSchema(_ model: NSManagedObjectModel, _ fixturePath: String) throws {
         let raw = try RawDatabase(try fixture(fixturePath))
-        let apple = Set(try raw.rows("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").compactMap { $0[0] as? String })
+        let apple = Set(
+            try raw.rows("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").compactMap { $0[0] as? String })
         let ours = Set(SQLiteSchema(model: model).createStatements)
         #expect(apple.count >= 5 && apple.count == ours.count)
         #expect(ours.subtracting(apple).sorted() == [])
         #expect(apple.subtracting(ours).sorted() == [])
         let schema = SQLiteSchema(model: model)
-        let appleKeys = try raw.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { "\($0[0]!) \($0[1]!) \($0[2]!)" }
+        let appleKeys = try raw.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map {
+            "\($0[0]!) \($0[1]!) \($0[2]!)"
+        }
         #expect(schema.primaryKeyRows.map { "\($0.0) \($0.1) \($0.2)" } == appleKeys)
     }
 
     @Test func generatedSchemaMatchesAppleForInheritanceAndConstraints() throws {
-        try expectSameSchema(TestModels.coreDataPlusSampleModelV1(), "alemar11+CoreDataPlus/SampleModel/SampleModel_V1.sqlite")
+        try expectSameSchema(
+            TestModels.coreDataPlusSampleModelV1(), "alemar11+CoreDataPlus/SampleModel/SampleModel_V1.sqlite")
     }
 
     @Test func generatedSchemaMatchesAppleForOrderedManyToMany() throws {
@@ -579,14 +660,17 @@ struct SQLiteStoreTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("SampleModel3_V1.sqlite")
-        try FileManager.default.copyItem(at: try fixture("alemar11+CoreDataPlus/SampleModel3/SampleModel3_V1.sqlite"), to: url)
+        try FileManager.default.copyItem(
+            at: try fixture("alemar11+CoreDataPlus/SampleModel3/SampleModel3_V1.sqlite"), to: url)
         let before = try Data(contentsOf: url)
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
         #expect(metadata[NSStoreUUIDKey] as? String == "5443A63D-EF0E-44C2-B216-AE8B5ED2FD09")
         #expect(metadata[NSStoreTypeKey] as? String == "SQLite")
         #expect(metadata[NSPersistenceFrameworkVersionKey] as? Int == 1344)
         #expect(metadata[NSStoreModelVersionIdentifiersKey] as? [String] == ["1"])
-        #expect((metadata[NSStoreModelVersionHashesKey] as? [String: Data])?["User"]?.base64EncodedString() == "azH06XtpHRbEyCC65V+JQI1HATvUIVHs/eHqx/5L55g=")
+        #expect(
+            (metadata[NSStoreModelVersionHashesKey] as? [String: Data])?["User"]?.base64EncodedString()
+                == "azH06XtpHRbEyCC65V+JQI1HATvUIVHs/eHqx/5L55g=")
         #expect(try Data(contentsOf: url) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["SampleModel3_V1.sqlite"])
     }
@@ -598,10 +682,13 @@ struct SQLiteStoreTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("SampleModel_V1.sqlite")
-        try FileManager.default.copyItem(at: try fixture("alemar11+CoreDataPlus/SampleModel/SampleModel_V1.sqlite"), to: url)
+        try FileManager.default.copyItem(
+            at: try fixture("alemar11+CoreDataPlus/SampleModel/SampleModel_V1.sqlite"), to: url)
         let model = TestModels.coreDataPlusSampleModelV1()
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let store = SQLiteStore(persistentStoreCoordinator: coordinator, configurationName: nil, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        let store = SQLiteStore(
+            persistentStoreCoordinator: coordinator, configurationName: nil, at: url,
+            options: [NSReadOnlyPersistentStoreOption: true])
         let stored = try SQLiteStore.readStoredMetadata(at: url)
         store.schema = SQLiteSchema(model: model, numbers: stored.entityNumbers)
         store.connection = try SQLiteConnection(url: url, mode: .probe)
@@ -633,13 +720,17 @@ struct SQLiteStoreTests {
         #expect(store.identifier == "753753D3-A961-4901-AB05-8CC48B1D3853")
     }
 
-    @Test(.disabled(if: placeholderHashes, "needs version hashes (FORMATS §2): Apple's stored hashes must match the model's"))
+    @Test(
+        .disabled(
+            if: placeholderHashes, "needs version hashes (FORMATS §2): Apple's stored hashes must match the model's"))
     func readsAppleWrittenSampleModel3() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("SampleModel3_V1.sqlite")
-        try FileManager.default.copyItem(at: try fixture("alemar11+CoreDataPlus/SampleModel3/SampleModel3_V1.sqlite"), to: url)
-        let coordinator = try StoreHarness.coordinator(model: TestModels.sampleModel3V1(), storeType: NSSQLiteStoreType, url: url)
+        try FileManager.default.copyItem(
+            at: try fixture("alemar11+CoreDataPlus/SampleModel3/SampleModel3_V1.sqlite"), to: url)
+        let coordinator = try StoreHarness.coordinator(
+            model: TestModels.sampleModel3V1(), storeType: NSSQLiteStoreType, url: url)
         defer { StoreHarness.close(coordinator) }
         let users = try StoreHarness.context(coordinator).fetch(NSFetchRequest<NSManagedObject>(entityName: "User"))
         #expect(users.count == 12)

@@ -12,8 +12,10 @@ import Testing
 struct StoreConformanceTests {
     static let storeTypes = [NSSQLiteStoreType, NSInMemoryStoreType]
 
-    private func fetch(_ entity: String, _ context: NSManagedObjectContext, predicate: NSPredicate? = nil,
-                       sort: [NSSortDescriptor]? = nil, configure: (NSFetchRequest<NSManagedObject>) -> Void = { _ in }) throws -> [NSManagedObject] {
+    private func fetch(
+        _ entity: String, _ context: NSManagedObjectContext, predicate: NSPredicate? = nil,
+        sort: [NSSortDescriptor]? = nil, configure: (NSFetchRequest<NSManagedObject>) -> Void = { _ in }
+    ) throws -> [NSManagedObject] {
         let request = NSFetchRequest<NSManagedObject>(entityName: entity)
         request.predicate = predicate
         request.sortDescriptors = sort
@@ -42,7 +44,8 @@ struct StoreConformanceTests {
         try withKnownIssue("in-memory evaluation is a placeholder until the query engine lands", isIntermittent: true) {
             try body()
         } when: {
-            store.storeType == NSInMemoryStoreType && !(StoreHarness.predicateEvaluationAvailable && StoreHarness.inMemorySortingAvailable)
+            store.storeType == NSInMemoryStoreType
+                && !(StoreHarness.predicateEvaluationAvailable && StoreHarness.inMemorySortingAvailable)
         }
     }
 
@@ -69,12 +72,14 @@ struct StoreConformanceTests {
         #expect(ann.isUpdated)
         try context.save()
         #expect(!ann.hasChanges)
-        let again = try #require(try fetch("Employee", store.newContext()).first { $0.value(forKey: "name") as? String == "Ann" })
+        let again = try #require(
+            try fetch("Employee", store.newContext()).first { $0.value(forKey: "name") as? String == "Ann" })
         #expect(again.value(forKey: "age") as? Int32 == 31)
         // A second update of the same object saves too (its version moved on).
         ann.setValue(32, forKey: "age")
         try context.save()
-        let third = try #require(try fetch("Employee", store.newContext()).first { $0.value(forKey: "name") as? String == "Ann" })
+        let third = try #require(
+            try fetch("Employee", store.newContext()).first { $0.value(forKey: "name") as? String == "Ann" })
         #expect(third.value(forKey: "age") as? Int32 == 32)
     }
 
@@ -89,7 +94,8 @@ struct StoreConformanceTests {
         let remaining = try fetch("Employee", store.newContext())
         #expect(Set(names(remaining)) == ["Ann", "Cid", "Dee"])
         let reader = store.newContext()  // objects hold their context weakly: keep it alive
-        let sales = try #require(try fetch("Department", reader).first { $0.value(forKey: "name") as? String == "Sales" })
+        let sales = try #require(
+            try fetch("Department", reader).first { $0.value(forKey: "name") as? String == "Sales" })
         #expect((sales.value(forKey: "employees") as? Set<NSManagedObject>)?.count == 2)
     }
 
@@ -118,14 +124,21 @@ struct StoreConformanceTests {
         try needsQueryEngine(store) { () throws in
             let ascending = try fetch("Employee", context, sort: [NSSortDescriptor(key: "name", ascending: true)])
             #expect(names(ascending) == ["Ann", "Bob", "Cid", "Dee"])
-            let byAge = try fetch("Employee", context, sort: [NSSortDescriptor(key: "age", ascending: false), NSSortDescriptor(key: "name", ascending: true)])
+            let byAge = try fetch(
+                "Employee", context,
+                sort: [NSSortDescriptor(key: "age", ascending: false), NSSortDescriptor(key: "name", ascending: true)])
             #expect(names(byAge) == ["Bob", "Ann", "Dee", "Cid"])  // nil sorts first ascending, so last descending
             let page = try fetch("Employee", context, sort: [NSSortDescriptor(key: "name", ascending: false)]) {
                 $0.fetchLimit = 2
                 $0.fetchOffset = 1
             }
             #expect(names(page) == ["Cid", "Bob"])
-            let byDepartment = try fetch("Employee", context, sort: [NSSortDescriptor(key: "department.name", ascending: true), NSSortDescriptor(key: "name", ascending: true)])
+            let byDepartment = try fetch(
+                "Employee", context,
+                sort: [
+                    NSSortDescriptor(key: "department.name", ascending: true),
+                    NSSortDescriptor(key: "name", ascending: true),
+                ])
             #expect(names(byDepartment) == ["Dee", "Ann", "Bob", "Cid"])
         }
         let limited = try fetch("Employee", context) { $0.fetchLimit = 3 }
@@ -150,14 +163,20 @@ struct StoreConformanceTests {
             #expect(try matching(comparison("age", .in, [25, 40])) == ["Bob", "Dee"])
             #expect(try matching(comparison("age", .between, [26, 40])) == ["Ann", "Bob"])
             #expect(try matching(comparison("active", .equalTo, false)) == ["Cid"])
-            #expect(try matching(and(comparison("age", .greaterThan, 20), comparison("department.name", .equalTo, "Sales"))) == ["Ann", "Bob"])
-            #expect(try matching(or(comparison("name", .equalTo, "Ann"), comparison("name", .equalTo, "Dee"))) == ["Ann", "Dee"])
+            #expect(
+                try matching(and(comparison("age", .greaterThan, 20), comparison("department.name", .equalTo, "Sales")))
+                    == ["Ann", "Bob"])
+            #expect(
+                try matching(or(comparison("name", .equalTo, "Ann"), comparison("name", .equalTo, "Dee"))) == [
+                    "Ann", "Dee",
+                ])
             #expect(try matching(not(comparison("age", .greaterThan, 26))) == ["Cid", "Dee"])
             #expect(try matching(comparison("name", .beginsWith, "a", options: .caseInsensitive)) == ["Ann"])
             #expect(try matching(comparison("name", .contains, "E", options: .caseInsensitive)) == ["Dee"])
             #expect(try matching(comparison("name", .like, "?o*")) == ["Bob"])
             #expect(try matching(comparison("department.budget", .greaterThan, 50)) == ["Ann", "Bob", "Cid"])
-            let lab = try #require(try fetch("Department", context, predicate: comparison("name", .equalTo, "Lab")).first)
+            let lab = try #require(
+                try fetch("Department", context, predicate: comparison("name", .equalTo, "Lab")).first)
             #expect(try matching(comparison("department", .equalTo, lab)) == ["Dee"])
             #expect(try matching(comparison("department", .notEqualTo, lab.objectID)) == ["Ann", "Bob", "Cid"])
         }
@@ -182,8 +201,10 @@ struct StoreConformanceTests {
         #expect((lab.value(forKey: "employees") as? Set<NSManagedObject>)?.contains(ann) == true)
         try context.save()
         let fresh = store.newContext()
-        let freshLab = try #require(try fetch("Department", fresh).first { $0.value(forKey: "name") as? String == "Lab" })
-        #expect(Set(names(Array(freshLab.value(forKey: "employees") as? Set<NSManagedObject> ?? [])))  == ["Ann", "Dee"])
+        let freshLab = try #require(
+            try fetch("Department", fresh).first { $0.value(forKey: "name") as? String == "Lab" })
+        #expect(
+            Set(names(Array(freshLab.value(forKey: "employees") as? Set<NSManagedObject> ?? []))) == ["Ann", "Dee"])
 
         // Many-to-many: projects ↔ members.
         let rocket = insertObject("Project", ["title": "Rocket"], into: context)
@@ -196,14 +217,16 @@ struct StoreConformanceTests {
         let projects = try fetch("Project", third)
         let freshRocket = try #require(projects.first { $0.value(forKey: "title") as? String == "Rocket" })
         let freshBoat = try #require(projects.first { $0.value(forKey: "title") as? String == "Boat" })
-        #expect(Set(names(Array(freshRocket.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann", "Bob"])
+        #expect(
+            Set(names(Array(freshRocket.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann", "Bob"])
         #expect(Set(names(Array(freshBoat.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann"])
         // Removing one side updates the pair.
         let freshBob = try #require(try fetch("Employee", third).first { $0.value(forKey: "name") as? String == "Bob" })
         freshBob.setValue(Set<NSManagedObject>(), forKey: "projects")
         try third.save()
         let fourth = store.newContext()
-        let rocketAgain = try #require(try fetch("Project", fourth).first { $0.value(forKey: "title") as? String == "Rocket" })
+        let rocketAgain = try #require(
+            try fetch("Project", fourth).first { $0.value(forKey: "title") as? String == "Rocket" })
         #expect(Set(names(Array(rocketAgain.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann"])
     }
 
@@ -252,7 +275,8 @@ struct StoreConformanceTests {
         let existing = try store.newContext().existingObject(with: first[0].objectID)
         #expect(existing.value(forKey: "name") as? String == first[0].value(forKey: "name") as? String)
 
-        let ids = try store.newContext().fetch(NSFetchRequest<NSManagedObjectID>(entityName: "Department").withResultType(.managedObjectIDResultType))
+        let ids = try store.newContext().fetch(
+            NSFetchRequest<NSManagedObjectID>(entityName: "Department").withResultType(.managedObjectIDResultType))
         #expect(Set(ids) == Set(first.map(\.objectID)))
     }
 
@@ -261,7 +285,8 @@ struct StoreConformanceTests {
         let store = try TestStore(storeType)
         try seed(store)
         let context = store.newContext()
-        let sales = try #require(try fetch("Department", context).first { $0.value(forKey: "name") as? String == "Sales" })
+        let sales = try #require(
+            try fetch("Department", context).first { $0.value(forKey: "name") as? String == "Sales" })
         sales.setValue("Renamed", forKey: "name")
         let temp = insertObject("Department", ["name": "Temp"], into: context)
         context.rollback()

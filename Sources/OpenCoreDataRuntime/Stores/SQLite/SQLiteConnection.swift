@@ -40,7 +40,8 @@ final class SQLiteConnection {
         let rc = sqlite3_open_v2(filename, &db, flags, nil)
         handle = db
         if rc != SQLITE_OK {
-            let error = OpenCoreDataError(.persistentStoreOpen, "cannot open the SQLite file: \(Self.message(db, rc))", url: url, sqliteCode: rc)
+            let error = OpenCoreDataError(
+                .persistentStoreOpen, "cannot open the SQLite file: \(Self.message(db, rc))", url: url, sqliteCode: rc)
             sqlite3_close_v2(db)
             handle = nil
             throw error
@@ -75,7 +76,10 @@ final class SQLiteConnection {
 
     /// A statement that is not cached; the caller finalizes it.
     func prepareUncached(_ sql: String) throws -> SQLiteStatement {
-        guard let handle else { throw OpenCoreDataError(.persistentStoreOperation, "the store's SQLite connection is closed", sql: sql, url: url) }
+        guard let handle else {
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store's SQLite connection is closed", sql: sql, url: url)
+        }
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &stmt, nil)
         guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
@@ -85,7 +89,10 @@ final class SQLiteConnection {
     /// Runs SQL without parameters (may hold several statements separated by `;`).
     func execute(_ sql: String) throws {
         statementObserver?(sql)
-        guard let handle else { throw OpenCoreDataError(.persistentStoreOperation, "the store's SQLite connection is closed", sql: sql, url: url) }
+        guard let handle else {
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store's SQLite connection is closed", sql: sql, url: url)
+        }
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         if rc != SQLITE_OK { throw error(rc, sql: sql) }
     }
@@ -139,8 +146,10 @@ final class SQLiteConnection {
 
     func error(_ rc: Int32, sql: String?) -> OpenCoreDataError {
         let primary = rc & 0xFF
-        let code: OpenCoreDataError.Code = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? .persistentStoreTimeout : .sqlite
-        return OpenCoreDataError(code, "SQLite error \(rc): \(Self.message(handle, rc))", sql: sql, url: url, sqliteCode: rc)
+        let code: OpenCoreDataError.Code =
+            primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? .persistentStoreTimeout : .sqlite
+        return OpenCoreDataError(
+            code, "SQLite error \(rc): \(Self.message(handle, rc))", sql: sql, url: url, sqliteCode: rc)
     }
 
     static func message(_ db: OpaquePointer?, _ rc: Int32) -> String {

@@ -11,7 +11,8 @@ enum SQLiteFunctions {
     static let stringOperationName = "ocd_strop"
 
     static func register(on db: OpaquePointer?) {
-        sqlite3_create_function_v2(db, stringOperationName, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, ocdStringOperation, nil, nil, nil)
+        sqlite3_create_function_v2(
+            db, stringOperationName, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, ocdStringOperation, nil, nil, nil)
     }
 
     /// The body of `ocd_strop` (called from the C callback).
@@ -40,7 +41,9 @@ enum SQLiteFunctions {
     static func fold(_ string: String, options: UInt) -> String {
         var folding: String.CompareOptions = []
         if options & NSComparisonPredicate.Options.caseInsensitive.rawValue != 0 { folding.insert(.caseInsensitive) }
-        if options & NSComparisonPredicate.Options.diacriticInsensitive.rawValue != 0 { folding.insert(.diacriticInsensitive) }
+        if options & NSComparisonPredicate.Options.diacriticInsensitive.rawValue != 0 {
+            folding.insert(.diacriticInsensitive)
+        }
         return folding.isEmpty ? string : string.folding(options: folding, locale: nil)
     }
 
@@ -83,7 +86,10 @@ enum SQLiteFunctions {
 
     private static func regex(_ pattern: String) -> NSRegularExpression? {
         if let cached = regexCache.withLock({ $0[pattern] }) { return cached }
-        guard let made = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: [.dotMatchesLineSeparators]) else { return nil }
+        guard
+            let made = try? NSRegularExpression(
+                pattern: "\\A(?:" + pattern + ")\\z", options: [.dotMatchesLineSeparators])
+        else { return nil }
         regexCache.withLock { cache in
             if cache.count > 256 { cache.removeAll() }
             cache[pattern] = made

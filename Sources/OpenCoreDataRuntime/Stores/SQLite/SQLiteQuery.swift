@@ -46,9 +46,12 @@ final class SQLiteQuery {
                 return .attribute("\(alias).\(column)", attribute.attributeType)
             }
             guard let relationship = property as? NSRelationshipDescription, !relationship.isToMany,
-                  let column = schema.columnByProperty[ObjectIdentifier(property)] else { return nil }
+                let column = schema.columnByProperty[ObjectIdentifier(property)]
+            else { return nil }
             if isLast { return .toOne("\(alias).\(column)") }
-            guard let destination = relationship.destinationEntity, let table = schema.table(for: destination) else { return nil }
+            guard let destination = relationship.destinationEntity, let table = schema.table(for: destination) else {
+                return nil
+            }
             prefix += (prefix.isEmpty ? "" : ".") + name
             if let known = aliasByPath[prefix] {
                 alias = known.alias
@@ -170,13 +173,18 @@ final class SQLiteQuery {
         }
     }
 
-    private func compileAttribute(_ column: String, type: NSAttributeType, op: NSComparisonPredicate.Operator,
-                                  options: NSComparisonPredicate.Options, value: Any?) -> String? {
+    private func compileAttribute(
+        _ column: String, type: NSAttributeType, op: NSComparisonPredicate.Operator,
+        options: NSComparisonPredicate.Options, value: Any?
+    ) -> String? {
         let isString = type == .stringAttributeType
         let folding = options.subtracting(.normalized)
-        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op) || (isString && !folding.isEmpty && (op == .equalTo || op == .notEqualTo)) {
+        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op)
+            || (isString && !folding.isEmpty && (op == .equalTo || op == .notEqualTo))
+        {
             guard isString, let pattern = value as? String else { return nil }
-            let call = "\(SQLiteFunctions.stringOperationName)(\(op == .notEqualTo ? NSComparisonPredicate.Operator.equalTo.rawValue : op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern))))"
+            let call =
+                "\(SQLiteFunctions.stringOperationName)(\(op == .notEqualTo ? NSComparisonPredicate.Operator.equalTo.rawValue : op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern))))"
             return op == .notEqualTo ? "(NOT \(call))" : call
         }
         if isString, !folding.isEmpty { return nil }
@@ -187,7 +195,10 @@ final class SQLiteQuery {
             return op == .equalTo ? "\(column) IS \(bind(bound))" : "(\(column) != \(bind(bound)) OR \(column) IS NULL)"
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard let value, let bound = sqlValue(value, type) else { return nil }
-            let symbol = [NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">="][op]!
+            let symbol = [
+                NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">",
+                .greaterThanOrEqualTo: ">=",
+            ][op]!
             return "(\(column) IS NOT NULL AND \(column) \(symbol) \(bind(bound)))"
         case .in:
             guard let items = Self.collection(value) else { return nil }
@@ -197,7 +208,8 @@ final class SQLiteQuery {
             return "(\(column) IS NOT NULL AND \(column) IN (\(bound.map { bind($0!) }.joined(separator: ", "))))"
         case .between:
             guard let items = Self.collection(value), items.count == 2,
-                  let low = sqlValue(items[0], type), let high = sqlValue(items[1], type) else { return nil }
+                let low = sqlValue(items[0], type), let high = sqlValue(items[1], type)
+            else { return nil }
             return "(\(column) IS NOT NULL AND \(column) >= \(bind(low)) AND \(column) <= \(bind(high)))"
         default:
             return nil
@@ -209,21 +221,23 @@ final class SQLiteQuery {
         func key(_ item: Any) -> Int64?? {
             let id = (item as? NSManagedObject)?.objectID ?? item as? NSManagedObjectID
             guard let id else { return nil }  // not an object: cannot compile
-            return .some(id.primaryKey)       // a temporary ID matches no row
+            return .some(id.primaryKey)  // a temporary ID matches no row
         }
         switch op {
         case .equalTo, .notEqualTo:
             guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
             guard let found = key(value) else { return nil }
             guard let pk = found else { return op == .equalTo ? "0" : "1" }
-            return op == .equalTo ? "\(column) IS \(bind(.integer(pk)))" : "(\(column) != \(bind(.integer(pk))) OR \(column) IS NULL)"
+            return op == .equalTo
+                ? "\(column) IS \(bind(.integer(pk)))" : "(\(column) != \(bind(.integer(pk))) OR \(column) IS NULL)"
         case .in:
             guard let items = Self.collection(value) else { return nil }
             let keys = items.map(key)
             if keys.contains(where: { $0 == nil }) { return nil }
             let known = keys.compactMap { $0 ?? nil }
             if known.isEmpty { return "0" }
-            return "(\(column) IS NOT NULL AND \(column) IN (\(known.map { bind(.integer($0)) }.joined(separator: ", "))))"
+            return
+                "(\(column) IS NOT NULL AND \(column) IN (\(known.map { bind(.integer($0)) }.joined(separator: ", "))))"
         default:
             return nil
         }

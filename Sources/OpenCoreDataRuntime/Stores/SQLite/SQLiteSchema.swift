@@ -20,7 +20,10 @@ import Foundation
 /// Checked statement for statement against three Apple-written stores (tests in `SQLiteStoreTests`):
 /// CoreDataPlus SampleModel_V1 and SampleModel3_V1, contentful's Test.sqlite.
 final class SQLiteSchema {
-    enum Group: Int { case integer = 0, real, text, blob }
+    enum Group: Int {
+        case integer = 0
+        case real, text, blob
+    }
 
     struct Column {
         var name: String
@@ -61,8 +64,10 @@ final class SQLiteSchema {
         let entityA: NSEntityDescription
         let entityB: NSEntityDescription
 
-        init(name: String, columnA: String, columnB: String, orderA: String?, orderB: String?,
-             entityA: NSEntityDescription, entityB: NSEntityDescription) {
+        init(
+            name: String, columnA: String, columnB: String, orderA: String?, orderB: String?,
+            entityA: NSEntityDescription, entityB: NSEntityDescription
+        ) {
             self.name = name
             self.columnA = columnA
             self.columnB = columnB
@@ -153,7 +158,9 @@ final class SQLiteSchema {
             result.append(entity)
             for child in sorted(entity.subentities.filter { members.contains(ObjectIdentifier($0)) }) { visit(child) }
         }
-        for root in sorted(entities.filter { $0.superentity == nil || !members.contains(ObjectIdentifier($0.superentity!)) }) { visit(root) }
+        for root in sorted(
+            entities.filter { $0.superentity == nil || !members.contains(ObjectIdentifier($0.superentity!)) })
+        { visit(root) }
         return result
     }
 
@@ -195,7 +202,10 @@ final class SQLiteSchema {
             func unique(_ base: String) -> String {
                 var name = base
                 var n = 1
-                while used[rootKey]!.contains(name) { name = base + String(n); n += 1 }
+                while used[rootKey]!.contains(name) {
+                    name = base + String(n)
+                    n += 1
+                }
                 used[rootKey]!.insert(name)
                 return name
             }
@@ -205,36 +215,53 @@ final class SQLiteSchema {
                     guard let (type, group) = Self.columnType(attribute.attributeType) else { continue }
                     let name = unique("Z" + upper)
                     propertyColumns[ObjectIdentifier(property)] = name
-                    table.columns.append(Column(name: name, declaredType: type, group: group, entityOrder: order, subgroup: 0, sortName: name))
+                    table.columns.append(
+                        Column(
+                            name: name, declaredType: type, group: group, entityOrder: order, subgroup: 0,
+                            sortName: name))
                 } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
                     let name = unique("Z" + upper)
                     propertyColumns[ObjectIdentifier(property)] = name
-                    table.columns.append(Column(name: name, declaredType: "INTEGER", group: .integer, entityOrder: order, subgroup: 1, sortName: name + "\u{0}0"))
+                    table.columns.append(
+                        Column(
+                            name: name, declaredType: "INTEGER", group: .integer, entityOrder: order, subgroup: 1,
+                            sortName: name + "\u{0}0"))
                     if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
                         let entityColumn = unique("Z\(number(destination))_" + upper)
                         entityColumns[ObjectIdentifier(property)] = entityColumn
-                        table.columns.append(Column(name: entityColumn, declaredType: "INTEGER", group: .integer, entityOrder: order, subgroup: 1, sortName: name + "\u{0}1"))
+                        table.columns.append(
+                            Column(
+                                name: entityColumn, declaredType: "INTEGER", group: .integer, entityOrder: order,
+                                subgroup: 1, sortName: name + "\u{0}1"))
                     }
                     if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered {
                         let orderColumn = unique("Z_FOK_" + name.dropFirst())
                         orderColumns[ObjectIdentifier(property)] = orderColumn
-                        table.columns.append(Column(name: orderColumn, declaredType: "INTEGER", group: .integer, entityOrder: order, subgroup: 1, sortName: name + "\u{0}2"))
+                        table.columns.append(
+                            Column(
+                                name: orderColumn, declaredType: "INTEGER", group: .integer, entityOrder: order,
+                                subgroup: 1, sortName: name + "\u{0}2"))
                     }
                 }
             }
         }
         for table in tables {
             table.columns.sort { a, b in
-                (a.group.rawValue, a.entityOrder, a.subgroup, a.sortName) < (b.group.rawValue, b.entityOrder, b.subgroup, b.sortName)
+                (a.group.rawValue, a.entityOrder, a.subgroup, a.sortName) < (
+                    b.group.rawValue, b.entityOrder, b.subgroup, b.sortName
+                )
             }
-            table.selectList = (["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + table.columns.map { "t0." + $0.name }).joined(separator: ", ")
+            table.selectList = (["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + table.columns.map { "t0." + $0.name }).joined(
+                separator: ", ")
         }
 
         // Join tables for many-to-many pairs (and to-many relationships without an inverse).
         var joins: [ObjectIdentifier: (JoinTable, isA: Bool)] = [:]
         for entity in entitiesInOrder {
-            for case let relationship as NSRelationshipDescription in entity.ownProperties where relationship.isToMany && !relationship.isTransient {
-                guard joins[ObjectIdentifier(relationship)] == nil, let destination = relationship.destinationEntity else { continue }
+            for case let relationship as NSRelationshipDescription in entity.ownProperties
+            where relationship.isToMany && !relationship.isTransient {
+                guard joins[ObjectIdentifier(relationship)] == nil, let destination = relationship.destinationEntity
+                else { continue }
                 let inverse = relationship.inverseRelationship
                 if let inverse, !inverse.isToMany { continue }
                 let inverseName = inverse?.name ?? relationship.name + "Inverse"
@@ -243,7 +270,8 @@ final class SQLiteSchema {
                 if number(entity) == number(inverseEntity) {
                     selfIsA = relationship.name.lowercased() <= inverseName.lowercased()
                 }
-                let (nA, nB) = selfIsA ? (number(entity), number(inverseEntity)) : (number(inverseEntity), number(entity))
+                let (nA, nB) =
+                    selfIsA ? (number(entity), number(inverseEntity)) : (number(inverseEntity), number(entity))
                 let (relA, relB) = selfIsA ? (relationship.name, inverseName) : (inverseName, relationship.name)
                 let orderedA = selfIsA ? relationship.isOrdered : (inverse?.isOrdered ?? false)
                 let orderedB = selfIsA ? (inverse?.isOrdered ?? false) : relationship.isOrdered
@@ -271,26 +299,38 @@ final class SQLiteSchema {
                 let key = ObjectIdentifier(property)
                 if let attribute = property as? NSAttributeDescription {
                     guard let name = propertyColumns[key], let column = table.index(of: name) else { continue }
-                    mapping.slots.append(SlotMapping(slot: slot, column: column, kind: .attribute(attribute.attributeType)))
+                    mapping.slots.append(
+                        SlotMapping(slot: slot, column: column, kind: .attribute(attribute.attributeType)))
                     insertColumns.append(name)
-                } else if let relationship = property as? NSRelationshipDescription, let destination = relationship.destinationEntity {
+                } else if let relationship = property as? NSRelationshipDescription,
+                    let destination = relationship.destinationEntity
+                {
                     if !relationship.isToMany {
                         guard let name = propertyColumns[key], let column = table.index(of: name) else { continue }
                         let entityColumn = entityColumns[key].flatMap { table.index(of: $0) }
-                        mapping.slots.append(SlotMapping(slot: slot, column: column, kind: .toOne(destination: destination, entityColumn: entityColumn)))
+                        mapping.slots.append(
+                            SlotMapping(
+                                slot: slot, column: column,
+                                kind: .toOne(destination: destination, entityColumn: entityColumn)))
                         insertColumns.append(name)
                         if let entityName = entityColumns[key] { insertColumns.append(entityName) }
                         if let order = orderColumns[key] { mapping.orderColumns[slot] = order }
                     } else if let (join, isA) = joins[key] {
-                        mapping.toMany[slot] = .join(join, mine: isA ? join.columnA : join.columnB, other: isA ? join.columnB : join.columnA,
-                                                     otherOrder: isA ? join.orderB : join.orderA, destination: destination)
-                    } else if let inverse = relationship.inverseRelationship, let fk = propertyColumns[ObjectIdentifier(inverse)],
-                              let destinationTable = tableOf[ObjectIdentifier(destination)] {
-                        mapping.toMany[slot] = .inverseForeignKey(table: destinationTable, column: fk, order: orderColumns[ObjectIdentifier(inverse)], destination: destination)
+                        mapping.toMany[slot] = .join(
+                            join, mine: isA ? join.columnA : join.columnB, other: isA ? join.columnB : join.columnA,
+                            otherOrder: isA ? join.orderB : join.orderA, destination: destination)
+                    } else if let inverse = relationship.inverseRelationship,
+                        let fk = propertyColumns[ObjectIdentifier(inverse)],
+                        let destinationTable = tableOf[ObjectIdentifier(destination)]
+                    {
+                        mapping.toMany[slot] = .inverseForeignKey(
+                            table: destinationTable, column: fk, order: orderColumns[ObjectIdentifier(inverse)],
+                            destination: destination)
                     }
                 }
             }
-            mapping.insertSQL = "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(insertColumns.map { _ in "?" }.joined(separator: ", ")))"
+            mapping.insertSQL =
+                "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(insertColumns.map { _ in "?" }.joined(separator: ", ")))"
             let sets = ["Z_OPT = ?"] + insertColumns.dropFirst(3).map { "\($0) = ?" }
             mapping.updateSQL = "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
             mappings[ObjectIdentifier(entity)] = mapping
@@ -309,7 +349,8 @@ final class SQLiteSchema {
                 for property in entity.ownProperties where !property.isTransient {
                     guard let column = propertyColumns[ObjectIdentifier(property)] else { continue }
                     if property is NSRelationshipDescription || property.isIndexed {
-                        indexStatements.append("CREATE INDEX \(table.name)_\(column)_INDEX ON \(table.name) (\(column))")
+                        indexStatements.append(
+                            "CREATE INDEX \(table.name)_\(column)_INDEX ON \(table.name) (\(column))")
                     }
                 }
             }
@@ -318,17 +359,22 @@ final class SQLiteSchema {
             }
         }
         for join in joinTables {
-            indexStatements.append("CREATE INDEX \(join.name)_\(join.columnB)_INDEX ON \(join.name) (\(join.columnB), \(join.columnA))")
+            indexStatements.append(
+                "CREATE INDEX \(join.name)_\(join.columnB)_INDEX ON \(join.name) (\(join.columnB), \(join.columnA))")
         }
         columnByProperty = propertyColumns
         for entity in entitiesInOrder {
             let table = tableOf[ObjectIdentifier(entity)]!
             for constraint in entity.uniquenessConstraints {
                 let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                let columns = names.compactMap { entity.propertiesByName[$0].flatMap { propertyColumns[ObjectIdentifier($0)] } }
+                let columns = names.compactMap {
+                    entity.propertiesByName[$0].flatMap { propertyColumns[ObjectIdentifier($0)] }
+                }
                 guard !columns.isEmpty, columns.count == names.count else { continue }
                 let list = columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")
-                indexStatements.append("CREATE UNIQUE INDEX Z_\(entity.name ?? "")_UNIQUE_\(names.joined(separator: "_")) ON \(table.name) (\(list))")
+                indexStatements.append(
+                    "CREATE UNIQUE INDEX Z_\(entity.name ?? "")_UNIQUE_\(names.joined(separator: "_")) ON \(table.name) (\(list))"
+                )
             }
         }
     }
@@ -336,7 +382,8 @@ final class SQLiteSchema {
     /// The declared column type and cosmetic group for an attribute type (FORMATS.md §1.2).
     static func columnType(_ type: NSAttributeType) -> (String, Group)? {
         switch type {
-        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType: ("INTEGER", .integer)
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
+            ("INTEGER", .integer)
         case .doubleAttributeType, .floatAttributeType: ("FLOAT", .real)
         case .dateAttributeType: ("TIMESTAMP", .real)
         case .decimalAttributeType: ("DECIMAL", .real)
@@ -352,7 +399,9 @@ final class SQLiteSchema {
     var createStatements: [String] {
         var statements: [String] = []
         for table in tables {
-            let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + table.columns.map { "\($0.name) \($0.declaredType)" }
+            let columns =
+                ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
+                + table.columns.map { "\($0.name) \($0.declaredType)" }
             statements.append("CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )")
         }
         for join in joinTables {
@@ -363,7 +412,8 @@ final class SQLiteSchema {
             statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
         }
         statements.append(contentsOf: indexStatements)
-        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        statements.append(
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
         return statements

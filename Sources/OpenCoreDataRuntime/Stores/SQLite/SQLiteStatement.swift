@@ -43,7 +43,8 @@ final class SQLiteStatement {
         value.withUTF8 { buffer in
             if let base = buffer.baseAddress {
                 base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                    _ = sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(buffer.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+                    _ = sqlite3_bind_text64(
+                        handle, index, $0, sqlite3_uint64(buffer.count), csqlite_transient(), UInt8(SQLITE_UTF8))
                 }
             } else {
                 _ = sqlite3_bind_text(handle, index, "", 0, csqlite_transient())

@@ -5,10 +5,14 @@ extension SQLiteStore {
     /// Runs a fetch: the entity filter, the compilable part of the predicate, the sort and (when
     /// everything else ran in SQL) the limit and offset go to SQL; the rest runs in memory on the
     /// fetched objects, so nothing is silently dropped.
-    func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
+    func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws
+        -> [Any]
+    {
         guard let entity = request.entity, let mapping = schema.mapping(for: entity) else {
-            throw OpenCoreDataError(.coreDataError, "the SQLite store does not hold entity \(request.entity?.name ?? request.entityName ?? "nil")",
-                                    entityName: request.entity?.name ?? request.entityName)
+            throw OpenCoreDataError(
+                .coreDataError,
+                "the SQLite store does not hold entity \(request.entity?.name ?? request.entityName ?? "nil")",
+                entityName: request.entity?.name ?? request.entityName)
         }
         let connection = try db()
         let query = SQLiteQuery(schema: schema, mapping: mapping)
@@ -19,7 +23,9 @@ extension SQLiteStore {
         if !request.includesSubentities || mapping.subentityRange.count == 1 {
             if table.entityCount > 1 { conditions.append("t0.Z_ENT = \(mapping.number)") }
         } else if entity.superentity != nil {
-            conditions.append("(t0.Z_ENT >= \(mapping.subentityRange.lowerBound) AND t0.Z_ENT <= \(mapping.subentityRange.upperBound))")
+            conditions.append(
+                "(t0.Z_ENT >= \(mapping.subentityRange.lowerBound) AND t0.Z_ENT <= \(mapping.subentityRange.upperBound))"
+            )
         }
 
         // Conjuncts that do not compile are evaluated in memory on the rows the others select.
@@ -47,7 +53,8 @@ extension SQLiteStore {
 
         // Counts and IDs need no row values when everything ran in SQL.
         if allInSQL, request.resultType == .countResultType {
-            let sql = tail.contains("LIMIT")
+            let sql =
+                tail.contains("LIMIT")
                 ? "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(from)\(tail))"
                 : "SELECT COUNT(*) \(from)"
             let values = tail.contains("LIMIT") ? bindings : query.bindings
@@ -86,7 +93,9 @@ extension SQLiteStore {
             guard let rowMapping = schema.mapping(forNumber: statement.int64(1)) else { continue }
             let values = decodeRow(statement, mapping: rowMapping, offset: 0)
             let id = rowID(entity: rowMapping.entity, pk: statement.int64(0))
-            objects.append(context._registerFetchedObject(objectID: id, values: values, version: statement.int64(2), asFault: asFault))
+            objects.append(
+                context._registerFetchedObject(
+                    objectID: id, values: values, version: statement.int64(2), asFault: asFault))
         }
         statement.reset()
         if allInSQL, request.resultType == .managedObjectResultType { return objects }
@@ -124,7 +133,9 @@ extension SQLiteStore {
 
     /// The conjuncts of a predicate: the flattened subpredicates of nested ANDs, or the predicate itself.
     static func conjuncts(of predicate: NSPredicate) -> [NSPredicate] {
-        guard let compound = predicate as? NSCompoundPredicate, compound.compoundPredicateType == .and else { return [predicate] }
+        guard let compound = predicate as? NSCompoundPredicate, compound.compoundPredicateType == .and else {
+            return [predicate]
+        }
         return compound.subpredicates.flatMap { ($0 as? NSPredicate).map(conjuncts(of:)) ?? [] }
     }
 
@@ -141,9 +152,12 @@ extension SQLiteStore {
     }
 
     /// A dictionary result: the requested attributes (and to-one IDs) that are not nil.
-    private func dictionary(_ values: ContiguousArray<Any?>, entity: NSEntityDescription, request: NSFetchRequest<any NSFetchRequestResult>) -> NSDictionary {
+    private func dictionary(
+        _ values: ContiguousArray<Any?>, entity: NSEntityDescription, request: NSFetchRequest<any NSFetchRequestResult>
+    ) -> NSDictionary {
         let layout = entity.layout
-        let names = request.propertiesToFetch?.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+        let names =
+            request.propertiesToFetch?.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
             ?? layout.properties.filter { !(($0 as? NSRelationshipDescription)?.isToMany ?? false) }.map(\.name)
         var result: [String: Any] = [:]
         for name in names {

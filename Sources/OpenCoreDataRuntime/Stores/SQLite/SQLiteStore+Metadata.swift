@@ -32,11 +32,15 @@ extension SQLiteStore {
         if connection != nil { return }
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
-            if isReadOnly { throw OpenCoreDataError(.persistentStoreOpen, "there is no store file to open read-only", url: url) }
+            if isReadOnly {
+                throw OpenCoreDataError(.persistentStoreOpen, "there is no store file to open read-only", url: url)
+            }
             try createStore(at: url, model: model)
             return
         }
-        if isDirectory.boolValue { throw OpenCoreDataError(.persistentStoreOpen, "the store URL names a directory", url: url) }
+        if isDirectory.boolValue {
+            throw OpenCoreDataError(.persistentStoreOpen, "the store URL names a directory", url: url)
+        }
         let stored = try Self.readStoredMetadata(at: url)
         try Self.checkCompatibility(stored, model: model, url: url)
         let connection = try SQLiteConnection(url: url, mode: isReadOnly ? .readOnly : .readWrite(create: false))
@@ -67,10 +71,12 @@ extension SQLiteStore {
             try connection.writeTransaction {
                 for statement in schema.createStatements { try connection.execute(statement) }
                 for (number, name, parent) in schema.primaryKeyRows {
-                    try connection.run("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-                                       [.integer(number), .text(name), .integer(parent)])
+                    try connection.run(
+                        "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                        [.integer(number), .text(name), .integer(parent)])
                 }
-                try connection.run("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", [.text(uuid), .blob(plist)])
+                try connection.run(
+                    "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", [.text(uuid), .blob(plist)])
             }
         } catch {
             connection.close()
@@ -95,8 +101,11 @@ extension SQLiteStore {
             for (name, value) in custom.sorted(by: { $0.key < $1.key }) {
                 let text = "\(value)"
                 let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "_-."))
-                guard name.unicodeScalars.allSatisfy(allowed.contains), text.unicodeScalars.allSatisfy(allowed.contains) else {
-                    throw OpenCoreDataError(.persistentStoreOpen, "NSSQLitePragmasOption holds a pragma that is not a plain name and value", key: name)
+                guard name.unicodeScalars.allSatisfy(allowed.contains), text.unicodeScalars.allSatisfy(allowed.contains)
+                else {
+                    throw OpenCoreDataError(
+                        .persistentStoreOpen, "NSSQLitePragmasOption holds a pragma that is not a plain name and value",
+                        key: name)
                 }
                 pragmas.removeAll { $0.0.lowercased() == name.lowercased() }
                 pragmas.append((name, text))
@@ -135,8 +144,9 @@ extension SQLiteStore {
         do {
             return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
         } catch {
-            throw OpenCoreDataError(.persistentStoreSave, "the store metadata holds a value a property list cannot hold",
-                                    underlyingError: error as NSError)
+            throw OpenCoreDataError(
+                .persistentStoreSave, "the store metadata holds a value a property list cannot hold",
+                underlyingError: error as NSError)
         }
     }
 
@@ -149,7 +159,10 @@ extension SQLiteStore {
         defer { connection.close() }
         do {
             guard try connection.tableExists("Z_METADATA"), try connection.tableExists("Z_PRIMARYKEY") else {
-                throw OpenCoreDataError(.persistentStoreOpen, "the file is a SQLite database but not a Core Data store (no Z_METADATA or Z_PRIMARYKEY table)", url: url)
+                throw OpenCoreDataError(
+                    .persistentStoreOpen,
+                    "the file is a SQLite database but not a Core Data store (no Z_METADATA or Z_PRIMARYKEY table)",
+                    url: url)
             }
             let statement = try connection.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
             defer { statement.reset() }
@@ -161,8 +174,13 @@ extension SQLiteStore {
             statement.reset()
             var metadata: [String: Any] = [:]
             if !plist.isEmpty {
-                guard let decoded = try? PropertyListSerialization.propertyList(from: plist, options: [], format: nil) as? [String: Any] else {
-                    throw OpenCoreDataError(.persistentStoreOpen, "the store's metadata (Z_PLIST) is not a property list dictionary", url: url)
+                guard
+                    let decoded = try? PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
+                        as? [String: Any]
+                else {
+                    throw OpenCoreDataError(
+                        .persistentStoreOpen, "the store's metadata (Z_PLIST) is not a property list dictionary",
+                        url: url)
                 }
                 metadata = decoded
             }
@@ -190,11 +208,15 @@ extension SQLiteStore {
         let modelHashes = model.entityVersionHashesByName
         var compatible = Set(storedHashes.keys) == Set(modelHashes.keys)
         if compatible {
-            for (name, hash) in modelHashes where (storedHashes[name] as? Data) != hash { compatible = false; break }
+            for (name, hash) in modelHashes where (storedHashes[name] as? Data) != hash {
+                compatible = false
+                break
+            }
         }
         guard compatible else {
-            throw OpenCoreDataError(.persistentStoreIncompatibleVersionHash,
-                                    "the model used to open the store is incompatible with the one used to create the store", url: url)
+            throw OpenCoreDataError(
+                .persistentStoreIncompatibleVersionHash,
+                "the model used to open the store is incompatible with the one used to create the store", url: url)
         }
     }
 
@@ -204,7 +226,9 @@ extension SQLiteStore {
         let current = NSDictionary(dictionary: metadata)
         if let writtenMetadata, writtenMetadata.isEqual(current) { return nil }
         let uuid = metadata[NSStoreUUIDKey] as? String ?? identifier ?? UUID().uuidString
-        try connection.run("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1", [.text(uuid), .blob(Self.plistData(metadata))])
+        try connection.run(
+            "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1",
+            [.text(uuid), .blob(Self.plistData(metadata))])
         return current
     }
 
@@ -227,7 +251,8 @@ extension SQLiteStore {
         defer { connection.close() }
         connection.setBusyTimeout(60)
         try connection.writeTransaction {
-            try connection.run("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1", [.text(uuid), .blob(plist)])
+            try connection.run(
+                "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1", [.text(uuid), .blob(plist)])
         }
     }
 }

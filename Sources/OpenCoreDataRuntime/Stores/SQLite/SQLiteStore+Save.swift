@@ -12,7 +12,8 @@ extension SQLiteStore {
         func rowWritten() throws {
             rowsWritten += 1
             if let failAfter, rowsWritten > failAfter {
-                throw OpenCoreDataError(.persistentStoreSave, "injected failure after \(failAfter) rows (test hook)", url: url)
+                throw OpenCoreDataError(
+                    .persistentStoreSave, "injected failure after \(failAfter) rows (test hook)", url: url)
             }
         }
         // Rows go in primary-key order (appends to the table's B-tree); keys are read once.
@@ -33,7 +34,11 @@ extension SQLiteStore {
                 return cached
             }
             let made = try connection.prepare(insert ? mapping.insertSQL : mapping.updateSQL)
-            if insert { statements[key, default: (nil, nil)].insert = made } else { statements[key, default: (nil, nil)].update = made }
+            if insert {
+                statements[key, default: (nil, nil)].insert = made
+            } else {
+                statements[key, default: (nil, nil)].update = made
+            }
             return made
         }
         let inserted = byKey(request.insertedObjects)
@@ -61,7 +66,9 @@ extension SQLiteStore {
 
     private func mapping(of object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
         guard let mapping = schema.mapping(for: object.entity) else {
-            throw OpenCoreDataError(.persistentStoreSave, "the store does not hold this entity", entityName: object.entity.name, objectID: object.objectID)
+            throw OpenCoreDataError(
+                .persistentStoreSave, "the store does not hold this entity", entityName: object.entity.name,
+                objectID: object.objectID)
         }
         return mapping
     }
@@ -70,19 +77,24 @@ extension SQLiteStore {
         // The coordinator routes objects by store, so only the key is checked here (a weak-reference
         // load of the ID's store per row is measurable at 100k rows).
         guard let pk = object.objectID.primaryKey else {
-            throw OpenCoreDataError(.persistentStoreSave, "the object has no permanent ID in this store", entityName: object.entity.name, objectID: object.objectID)
+            throw OpenCoreDataError(
+                .persistentStoreSave, "the object has no permanent ID in this store", entityName: object.entity.name,
+                objectID: object.objectID)
         }
         return pk
     }
 
     private func conflict(_ object: NSManagedObject) -> OpenCoreDataError {
-        OpenCoreDataError(.persistentStoreSaveConflicts,
-                          "optimistic locking failure: the row was changed or deleted by another coordinator since it was fetched",
-                          entityName: object.entity.name, objectID: object.objectID, url: url)
+        OpenCoreDataError(
+            .persistentStoreSaveConflicts,
+            "optimistic locking failure: the row was changed or deleted by another coordinator since it was fetched",
+            entityName: object.entity.name, objectID: object.objectID, url: url)
     }
 
     /// INSERT or UPDATE one row with the entity's cached statement.
-    private func writeRow(_ object: NSManagedObject, insert: Bool, _ statement: SQLiteStatement, _ connection: SQLiteConnection) throws {
+    private func writeRow(
+        _ object: NSManagedObject, insert: Bool, _ statement: SQLiteStatement, _ connection: SQLiteConnection
+    ) throws {
         let mapping = try mapping(of: object)
         let pk = try primaryKey(of: object)
         var index: Int32 = 1
@@ -127,7 +139,9 @@ extension SQLiteStore {
         let mapping = try mapping(of: object)
         let pk = try primaryKey(of: object)
         if object._version > 0 {
-            try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?", [.integer(pk), .integer(object._version)])
+            try connection.run(
+                "DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?",
+                [.integer(pk), .integer(object._version)])
             if connection.changes == 0 { throw conflict(object) }
         } else {
             try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ?", [.integer(pk)])
@@ -151,27 +165,35 @@ extension SQLiteStore {
                 // The destinations hold the foreign key; write their positions (1-based).
                 for (position, member) in members.enumerated() {
                     guard let key = member.objectID.primaryKey else { continue }
-                    try connection.run("UPDATE \(table.name) SET \(order) = ? WHERE Z_PK = ?", [.integer(Int64(position + 1)), .integer(key)])
+                    try connection.run(
+                        "UPDATE \(table.name) SET \(order) = ? WHERE Z_PK = ?",
+                        [.integer(Int64(position + 1)), .integer(key)])
                 }
             case .inverseForeignKey:
                 continue  // the inverse to-one column is written with the destination rows
             case .join(let join, let mine, let other, let otherOrder, _):
                 let wanted = members.compactMap(\.objectID.primaryKey)
-                let existing = Set(try connection.column("SELECT \(other) FROM \(join.name) WHERE \(mine) = ?", [.integer(pk)]).compactMap { value -> Int64? in
-                    if case .integer(let key) = value { return key }
-                    return nil
-                })
+                let existing = Set(
+                    try connection.column("SELECT \(other) FROM \(join.name) WHERE \(mine) = ?", [.integer(pk)])
+                        .compactMap { value -> Int64? in
+                            if case .integer(let key) = value { return key }
+                            return nil
+                        })
                 let wantedSet = Set(wanted)
                 for key in existing.subtracting(wantedSet).sorted() {
-                    try connection.run("DELETE FROM \(join.name) WHERE \(mine) = ? AND \(other) = ?", [.integer(pk), .integer(key)])
+                    try connection.run(
+                        "DELETE FROM \(join.name) WHERE \(mine) = ? AND \(other) = ?", [.integer(pk), .integer(key)])
                 }
                 for key in wanted where !existing.contains(key) {
-                    try connection.run("INSERT OR IGNORE INTO \(join.name) (\(mine), \(other)) VALUES (?, ?)", [.integer(pk), .integer(key)])
+                    try connection.run(
+                        "INSERT OR IGNORE INTO \(join.name) (\(mine), \(other)) VALUES (?, ?)",
+                        [.integer(pk), .integer(key)])
                 }
                 if let otherOrder {
                     for (position, key) in wanted.enumerated() {
-                        try connection.run("UPDATE \(join.name) SET \(otherOrder) = ? WHERE \(mine) = ? AND \(other) = ?",
-                                           [.integer(Int64(position + 1)), .integer(pk), .integer(key)])
+                        try connection.run(
+                            "UPDATE \(join.name) SET \(otherOrder) = ? WHERE \(mine) = ? AND \(other) = ?",
+                            [.integer(Int64(position + 1)), .integer(pk), .integer(key)])
                     }
                 }
             }

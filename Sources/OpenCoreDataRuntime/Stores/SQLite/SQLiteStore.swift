@@ -55,8 +55,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             do {
                 try manager.removeItem(atPath: path)
             } catch {
-                throw OpenCoreDataError(.persistentStoreOperation, "cannot remove the store file", url: URL(fileURLWithPath: path),
-                                        underlyingError: error as NSError)
+                throw OpenCoreDataError(
+                    .persistentStoreOperation, "cannot remove the store file", url: URL(fileURLWithPath: path),
+                    underlyingError: error as NSError)
             }
         }
     }
@@ -73,7 +74,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             try executeSave(save)
             return [Any]()
         default:
-            throw OpenCoreDataError(.persistentStoreUnsupportedRequestType, "the SQLite store cannot run \(Swift.type(of: request))")
+            throw OpenCoreDataError(
+                .persistentStoreUnsupportedRequestType, "the SQLite store cannot run \(Swift.type(of: request))")
         }
     }
 
@@ -89,7 +91,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         rootNumbers.reserveCapacity(array.count)
         for object in array {
             guard let root = schema.number(of: object.entity.rootEntity) else {
-                throw OpenCoreDataError(.persistentStoreOperation, "the store does not hold this entity", entityName: object.entity.name)
+                throw OpenCoreDataError(
+                    .persistentStoreOperation, "the store does not hold this entity", entityName: object.entity.name)
             }
             rootNumbers.append(root)
             countByRoot[root, default: 0] += 1
@@ -97,10 +100,12 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         var next: [Int64: Int64] = [:]
         try connection.writeTransaction {
             for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
-                let current = try connection.column("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(root)]).first
+                let current = try connection.column("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(root)])
+                    .first
                 let max: Int64
                 if case .integer(let value)? = current { max = value } else { max = 0 }
-                try connection.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(max + count), .integer(root)])
+                try connection.run(
+                    "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(max + count), .integer(root)])
                 next[root] = max + 1
             }
         }
@@ -122,10 +127,13 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
 
     // MARK: Faults and relationships
 
-    override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
+    override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws
+        -> NSIncrementalStoreNode
+    {
         guard let (values, version) = try loadRow(objectID) else {
-            throw OpenCoreDataError(.persistentStoreOperation, "the store has no row for this object (it may have been deleted)",
-                                    entityName: objectID.entity.name, objectID: objectID)
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store has no row for this object (it may have been deleted)",
+                entityName: objectID.entity.name, objectID: objectID)
         }
         return NSIncrementalStoreNode(objectID: objectID, slotValues: values, version: UInt64(max(0, version)))
     }
@@ -134,7 +142,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     func loadRow(_ objectID: NSManagedObjectID) throws -> (ContiguousArray<Any?>, Int64)? {
         guard let pk = objectID.primaryKey, let mapping = schema.mapping(for: objectID.entity) else { return nil }
         let connection = try db()
-        let statement = try connection.prepare("SELECT \(mapping.table.selectList) FROM \(mapping.table.name) t0 WHERE t0.Z_PK = ?")
+        let statement = try connection.prepare(
+            "SELECT \(mapping.table.selectList) FROM \(mapping.table.name) t0 WHERE t0.Z_PK = ?")
         defer { statement.reset() }
         statement.bind(pk, 1)
         guard try statement.step() else { return nil }
@@ -142,10 +151,14 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         return (decodeRow(statement, mapping: rowMapping, offset: 0), statement.int64(2))
     }
 
-    override func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
-                           with context: NSManagedObjectContext?) throws -> Any {
-        guard let mapping = schema.mapping(for: objectID.entity), let slot = objectID.entity.layout.indexByName[relationship.name],
-              let pk = objectID.primaryKey else { return relationship.isToMany ? [NSManagedObjectID]() : NSNull() }
+    override func newValue(
+        forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
+        with context: NSManagedObjectContext?
+    ) throws -> Any {
+        guard let mapping = schema.mapping(for: objectID.entity),
+            let slot = objectID.entity.layout.indexByName[relationship.name],
+            let pk = objectID.primaryKey
+        else { return relationship.isToMany ? [NSManagedObjectID]() : NSNull() }
         guard relationship.isToMany else {
             guard let (values, _) = try loadRow(objectID) else { return NSNull() }
             return values[slot] as? NSManagedObjectID ?? NSNull()
@@ -154,10 +167,12 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         let sql: String
         switch mapping.toMany[slot] {
         case .inverseForeignKey(let table, let column, let order, _)?:
-            sql = "SELECT Z_PK, Z_ENT FROM \(table.name) WHERE \(column) = ? ORDER BY \(order.map { "\($0), " } ?? "")Z_PK"
+            sql =
+                "SELECT Z_PK, Z_ENT FROM \(table.name) WHERE \(column) = ? ORDER BY \(order.map { "\($0), " } ?? "")Z_PK"
         case .join(let join, let mine, let other, let otherOrder, let destination)?:
             guard let table = schema.table(for: destination) else { return [NSManagedObjectID]() }
-            sql = "SELECT j.\(other), t.Z_ENT FROM \(join.name) j JOIN \(table.name) t ON t.Z_PK = j.\(other) WHERE j.\(mine) = ? ORDER BY \(otherOrder.map { "j.\($0), " } ?? "")j.\(other)"
+            sql =
+                "SELECT j.\(other), t.Z_ENT FROM \(join.name) j JOIN \(table.name) t ON t.Z_PK = j.\(other) WHERE j.\(mine) = ? ORDER BY \(otherOrder.map { "j.\($0), " } ?? "")j.\(other)"
         case nil:
             return [NSManagedObjectID]()
         }
@@ -175,7 +190,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     // MARK: Values
 
     /// Decodes a row selected with the table's `selectList` (starting at column `offset`) into slots.
-    func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> ContiguousArray<Any?> {
+    func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> ContiguousArray<
+        Any?
+    > {
         var values = ContiguousArray<Any?>(repeating: nil, count: mapping.entity.layout.properties.count)
         for slot in mapping.slots {
             let column = offset + 3 + Int32(slot.column)
@@ -185,7 +202,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
                 values[slot.slot] = decodeAttribute(statement, column, type)
             case .toOne(let destination, let entityColumn):
                 var entity = destination
-                if let entityColumn, let concrete = schema.entitiesByNumber[statement.int64(offset + 3 + Int32(entityColumn))] {
+                if let entityColumn,
+                    let concrete = schema.entitiesByNumber[statement.int64(offset + 3 + Int32(entityColumn))]
+                {
                     entity = concrete
                 }
                 values[slot.slot] = rowID(entity: entity, pk: statement.int64(column))
@@ -215,12 +234,18 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         case .decimalAttributeType:
             switch statement.columnType(column) {
             case SQLITE_INTEGER: return Decimal(statement.int64(column))
-            case SQLITE_FLOAT: return Decimal(string: String(statement.double(column)), locale: Locale(identifier: "en_US_POSIX"))
-            case SQLITE_BLOB: return Decimal(string: String(decoding: statement.blob(column), as: UTF8.self), locale: Locale(identifier: "en_US_POSIX"))
+            case SQLITE_FLOAT:
+                return Decimal(string: String(statement.double(column)), locale: Locale(identifier: "en_US_POSIX"))
+            case SQLITE_BLOB:
+                return Decimal(
+                    string: String(decoding: statement.blob(column), as: UTF8.self),
+                    locale: Locale(identifier: "en_US_POSIX"))
             default: return Decimal(string: statement.text(column), locale: Locale(identifier: "en_US_POSIX"))
             }
         case .objectIDAttributeType:
-            return URL(string: statement.text(column)).flatMap { persistentStoreCoordinator?.managedObjectID(forURIRepresentation: $0) }
+            return URL(string: statement.text(column)).flatMap {
+                persistentStoreCoordinator?.managedObjectID(forURIRepresentation: $0)
+            }
         case .compositeAttributeType, .undefinedAttributeType: return nil
         }
     }
@@ -257,7 +282,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     static func decimalValue(_ value: Decimal) -> SQLiteValue {
         let text = value.description
         let digits = text.filter(\.isNumber).drop { $0 == "0" }.count
-        if digits <= 15, let double = Double(text), Decimal(string: String(double), locale: Locale(identifier: "en_US_POSIX")) == value {
+        if digits <= 15, let double = Double(text),
+            Decimal(string: String(double), locale: Locale(identifier: "en_US_POSIX")) == value
+        {
             return .text(text)
         }
         return .blob(Data(text.utf8))
