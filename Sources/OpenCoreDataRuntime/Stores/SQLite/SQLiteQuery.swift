@@ -179,13 +179,26 @@ final class SQLiteQuery {
     ) -> String? {
         let isString = type == .stringAttributeType
         let folding = options.subtracting(.normalized)
-        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op)
-            || (isString && !folding.isEmpty && (op == .equalTo || op == .notEqualTo))
-        {
+        func stringOperation(_ op: NSComparisonPredicate.Operator, _ pattern: String) -> String {
+            "\(SQLiteFunctions.stringOperationName)(\(op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern))))"
+        }
+        // Swift's (and NSString's) string equality is canonical equivalence, SQLite's `=` is byte
+        // equality: they agree when the constant is ASCII, so only other constants need the function.
+        func needsFunction(_ pattern: String) -> Bool { !folding.isEmpty || !pattern.utf8.allSatisfy { $0 < 0x80 } }
+        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op) {
             guard isString, let pattern = value as? String else { return nil }
-            let call =
-                "\(SQLiteFunctions.stringOperationName)(\(op == .notEqualTo ? NSComparisonPredicate.Operator.equalTo.rawValue : op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern))))"
+            return stringOperation(op, pattern)
+        }
+        if isString, op == .equalTo || op == .notEqualTo, let pattern = value as? String, needsFunction(pattern) {
+            let call = stringOperation(.equalTo, pattern)
             return op == .notEqualTo ? "(NOT \(call))" : call
+        }
+        if isString, op == .in, let items = Self.collection(value) {
+            let patterns = items.compactMap { $0 as? String }
+            if patterns.count == items.count, patterns.contains(where: needsFunction) {
+                if patterns.isEmpty { return "0" }
+                return "(" + patterns.map { stringOperation(.equalTo, $0) }.joined(separator: " OR ") + ")"
+            }
         }
         if isString, !folding.isEmpty { return nil }
         switch op {
