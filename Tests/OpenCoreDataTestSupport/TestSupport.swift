@@ -264,12 +264,13 @@ public enum TestModels {
         return model
     }
 
-    /// A one-entity model: `User(name, petName)` (alemar11/CoreDataPlus SampleModel3 v1).
+    /// A one-entity model: `User(name, petName)` (alemar11/CoreDataPlus SampleModel3 v1; `name` is required
+    /// there, which its version hash records).
     public static func sampleModel3V1() -> NSManagedObjectModel {
         let user = NSEntityDescription(
             name: "User",
             properties: [
-                NSAttributeDescription(name: "name", type: .stringAttributeType),
+                NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false),
                 NSAttributeDescription(name: "petName", type: .stringAttributeType),
             ])
         let model = NSManagedObjectModel()
