@@ -422,6 +422,19 @@ struct SQLiteStoreTests {
         #expect(!context.hasChanges)
     }
 
+    @Test func uniquenessConstraintViolationIsAConstraintErrorWithoutValues() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: TestModels.coreDataPlusSampleModelV1())
+        let context = store.newContext()
+        for _ in 0..<2 { insertObject("Car", ["numberPlate": "SECRET-PLATE"], into: context) }
+        let error = try #require(throws: OpenCoreDataError.self) { try context.save() }
+        #expect(error.code == .managedObjectConstraintMerge)
+        #expect(error.sqliteCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
+        #expect(error.sql?.hasPrefix("INSERT INTO ZCAR (Z_PK, Z_ENT, Z_OPT") == true)
+        #expect(error.entityName == "Car")
+        #expect(!error.description.contains("SECRET-PLATE"))
+        #expect(try RawDatabase(try #require(store.url)).value("SELECT COUNT(*) FROM ZCAR") as? Int64 == 0)
+    }
+
     @Test func optimisticLockingConflictBetweenCoordinators() throws {
         let store = try TestStore(NSSQLiteStoreType)
         let seed = store.newContext()

@@ -56,6 +56,12 @@ extension SQLiteStore {
         writtenMetadata = NSDictionary(dictionary: stored.metadata)
     }
 
+    /// Creates a new store: pragmas, every table and index, Z_PRIMARYKEY rows and Z_METADATA, in one
+    /// transaction (a failure removes the half-made file).
+    ///
+    /// Z_MODELCACHE is created but left without a row: Apple fills it with a raw-DEFLATE
+    /// `NSKeyedArchiver` archive of the compiled model (FORMATS.md §1.6), which needs a model archiver
+    /// we do not have yet. Apple's oldest stores have no such table at all, so readers cannot depend on it.
     private func createStore(at url: URL, model: NSManagedObjectModel) throws {
         let connection = try SQLiteConnection(url: url, mode: .readWrite(create: true))
         let schema = SQLiteSchema(model: model)

@@ -130,7 +130,16 @@ extension SQLiteStore {
             statement.bind(pk, index)
             statement.bind(object._version, index + 1)
         }
-        try statement.run()
+        do {
+            try statement.run()
+        } catch var error as OpenCoreDataError where error.sqliteCode == SQLITE_CONSTRAINT | (8 << 8) {  // SQLITE_CONSTRAINT_UNIQUE
+            // A uniqueness constraint's index refused the row: Core Data reports a constraint conflict.
+            error.code = .managedObjectConstraintMerge
+            error.message = "the object violates a uniqueness constraint of its entity"
+            error.entityName = object.entity.name
+            error.objectID = object.objectID
+            throw error
+        }
         if !insert, connection.changes == 0 { throw conflict(object) }
     }
 
