@@ -14,7 +14,9 @@ private final class RawDatabase {
     init(_ url: URL, readOnly: Bool = true, immutable: Bool = false) throws {
         let flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         let name = immutable ? url.absoluteString + "?immutable=1" : url.path
-        guard sqlite3_open_v2(name, &db, flags | SQLITE_OPEN_URI, nil) == SQLITE_OK else { throw CocoaError(.fileReadUnknown) }
+        guard sqlite3_open_v2(name, &db, flags | SQLITE_OPEN_URI, nil) == SQLITE_OK else {
+            throw CocoaError(.fileReadUnknown)
+        }
     }
 
     deinit { sqlite3_close_v2(db) }
@@ -235,6 +237,27 @@ struct SQLiteStoreTests {
                 "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZACTIVE, t0.ZAGE, t0.ZDEPARTMENT, t0.ZLEVEL, t0.ZHIREDAT, t0.ZNAME FROM ZEMPLOYEE t0 "
                     + "WHERE (t0.ZAGE != ? OR t0.ZAGE IS NULL) AND ocd_strop(8, 1, t0.ZNAME, ?) ORDER BY t0.ZNAME ASC, t0.Z_PK"
             ])
+    }
+
+    @Test func toManyKeyPathsBecomeCorrelatedSubqueries() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
+        request.predicate = and(
+            NSComparisonPredicate(
+                leftExpression: NSExpression(forKeyPath: "employees.department.name"),
+                rightExpression: NSExpression(forConstantValue: "X"),
+                modifier: .all, type: .equalTo),
+            comparison("employees.@count", .lessThan, 3))
+        _ = try store.newContext().fetch(request)
+        let expected: String = [
+            "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZBUDGET, t0.ZNAME FROM ZDEPARTMENT t0 WHERE",
+            "NOT EXISTS (SELECT 1 FROM ZEMPLOYEE ts00 LEFT JOIN ZDEPARTMENT ts01 ON ts01.Z_PK = ts00.ZDEPARTMENT",
+            "WHERE ts00.ZDEPARTMENT = t0.Z_PK AND NOT ts01.ZNAME IS ?)",
+            "AND (SELECT COUNT(*) FROM ZEMPLOYEE ts10 WHERE ts10.ZDEPARTMENT = t0.Z_PK) < ? ORDER BY t0.Z_PK",
+        ].joined(separator: " ")
+        #expect(statements.last == expected)
     }
 
     @Test func unicodeStringOperatorsFollowUnicodeNotASCII() throws {
@@ -639,7 +662,8 @@ struct SQLiteStoreTests {
 
     @Test func generatedSchemaMatchesAppleForSampleModel3() throws {
         try expectSameSchema(
-            TestModels.sampleModel3V1(), "alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite")
+            TestModels.sampleModel3V1(),
+            "alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite")
     }
 
     /// Our CREATE statements for `model` equal the ones Apple wrote in `fixture` (tables and indexes).
@@ -660,11 +684,15 @@ struct SQLiteStoreTests {
 
     @Test func generatedSchemaMatchesAppleForInheritanceAndConstraints() throws {
         try expectSameSchema(
-            TestModels.coreDataPlusSampleModelV1(), "alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite")
+            TestModels.coreDataPlusSampleModelV1(),
+            "alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite")
     }
 
     @Test func generatedSchemaMatchesAppleForOrderedManyToMany() throws {
-        try expectSameSchema(TestModels.contentfulTest(), "contentful+contentful-persistence.swift/Tests/ContentfulPersistenceTests/BundledPreseededDatabaseTests/Test.sqlite")
+        try expectSameSchema(
+            TestModels.contentfulTest(),
+            "contentful+contentful-persistence.swift/Tests/ContentfulPersistenceTests/BundledPreseededDatabaseTests/Test.sqlite"
+        )
     }
 
     @Test func readsMetadataOfAppleWrittenStoreWithoutTouchingIt() throws {
@@ -672,7 +700,8 @@ struct SQLiteStoreTests {
         defer { directory.remove() }
         let url = directory.file("SampleModel3_V1.sqlite")
         try FileManager.default.copyItem(
-            at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"), to: url)
+            at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"),
+            to: url)
         let before = try Data(contentsOf: url)
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
         #expect(metadata[NSStoreUUIDKey] as? String == "5443A63D-EF0E-44C2-B216-AE8B5ED2FD09")
@@ -694,7 +723,8 @@ struct SQLiteStoreTests {
         defer { directory.remove() }
         let url = directory.file("SampleModel_V1.sqlite")
         try FileManager.default.copyItem(
-            at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"), to: url)
+            at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"), to: url
+        )
         let model = TestModels.coreDataPlusSampleModelV1()
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let store = SQLiteStore(
@@ -739,7 +769,8 @@ struct SQLiteStoreTests {
         defer { directory.remove() }
         let url = directory.file("SampleModel3_V1.sqlite")
         try FileManager.default.copyItem(
-            at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"), to: url)
+            at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"),
+            to: url)
         let coordinator = try StoreHarness.coordinator(
             model: TestModels.sampleModel3V1(), storeType: NSSQLiteStoreType, url: url)
         defer { StoreHarness.close(coordinator) }

@@ -175,6 +175,20 @@ struct StoreConformanceTests {
             #expect(try matching(comparison("name", .contains, "E", options: .caseInsensitive)) == ["Dee"])
             #expect(try matching(comparison("name", .like, "?o*")) == ["Bob"])
             #expect(try matching(comparison("department.budget", .greaterThan, 50)) == ["Ann", "Bob", "Cid"])
+            // To-many key paths: ANY, ALL (vacuous for no destinations) and @count.
+            func anyAll(
+                _ key: String, _ modifier: NSComparisonPredicate.Modifier, _ op: NSComparisonPredicate.Operator,
+                _ value: Any
+            ) -> NSPredicate {
+                NSComparisonPredicate(
+                    leftExpression: NSExpression(forKeyPath: key),
+                    rightExpression: NSExpression(forConstantValue: value),
+                    modifier: modifier, type: op)
+            }
+            #expect(try matching(anyAll("employees.name", .any, .equalTo, "Ann"), "Department") == ["Sales"])
+            #expect(try matching(anyAll("employees.age", .all, .greaterThan, 20), "Department") == ["Lab"])  // Cid's nil age fails
+            #expect(try matching(comparison("employees.@count", .greaterThanOrEqualTo, 2), "Department") == ["Sales"])
+            #expect(try matching(not(anyAll("employees.name", .any, .beginsWith, "D")), "Department") == ["Sales"])
             let lab = try #require(
                 try fetch("Department", context, predicate: comparison("name", .equalTo, "Lab")).first)
             #expect(try matching(comparison("department", .equalTo, lab)) == ["Dee"])
@@ -220,6 +234,15 @@ struct StoreConformanceTests {
         #expect(
             Set(names(Array(freshRocket.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann", "Bob"])
         #expect(Set(names(Array(freshBoat.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann"])
+        try needsQueryEngine(store) { () throws in
+            let busy = try fetch("Project", third, predicate: comparison("members.@count", .equalTo, 2))
+            #expect(names(busy, "title") == ["Rocket"])
+            let boatCrew = NSComparisonPredicate(
+                leftExpression: NSExpression(forKeyPath: "projects.title"),
+                rightExpression: NSExpression(forConstantValue: "Boat"),
+                modifier: .any, type: .equalTo)
+            #expect(names(try fetch("Employee", third, predicate: boatCrew)) == ["Ann"])
+        }
         // Removing one side updates the pair.
         let freshBob = try #require(try fetch("Employee", third).first { $0.value(forKey: "name") as? String == "Bob" })
         freshBob.setValue(Set<NSManagedObject>(), forKey: "projects")

@@ -18,10 +18,16 @@ final class SQLiteQuery {
     private(set) var joins: [String] = []
     private var aliasByPath: [String: (alias: String, entity: NSEntityDescription)] = [:]
     private(set) var bindings: [SQLiteValue] = []
+    /// Table aliases are `<prefix>0` (the fetched entity), `<prefix>1`... (joined to-one destinations).
+    private let aliasPrefix: String
+    private var rootAlias: String { aliasPrefix + "0" }
+    /// Subqueries opened so far, for unique alias prefixes.
+    private var subqueryCount = 0
 
-    init(schema: SQLiteSchema, mapping: SQLiteSchema.EntityMapping) {
+    init(schema: SQLiteSchema, mapping: SQLiteSchema.EntityMapping, aliasPrefix: String = "t") {
         self.schema = schema
         self.mapping = mapping
+        self.aliasPrefix = aliasPrefix
     }
 
     /// What a key path leads to: a column expression and how to read it.
@@ -35,7 +41,7 @@ final class SQLiteQuery {
     private func resolve(_ keyPath: String) -> Target? {
         let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !parts.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
-        var alias = "t0"
+        var alias = rootAlias
         var entity = mapping.entity
         var prefix = ""
         for (i, name) in parts.enumerated() {
@@ -58,7 +64,7 @@ final class SQLiteQuery {
                 entity = known.entity
                 continue
             }
-            let next = "t\(aliasByPath.count + 1)"
+            let next = "\(aliasPrefix)\(aliasByPath.count + 1)"
             joins.append("LEFT JOIN \(table.name) \(next) ON \(next).Z_PK = \(alias).\(column)")
             aliasByPath[prefix] = (next, destination)
             alias = next
@@ -117,6 +123,7 @@ final class SQLiteQuery {
     }
 
     private func compileComparison(_ predicate: NSComparisonPredicate) -> String? {
+        if let sql = compileToManyComparison(predicate) { return sql }
         guard predicate.comparisonPredicateModifier == .direct else { return nil }
         var subject = predicate.leftExpression
         var constant = predicate.rightExpression
@@ -129,7 +136,7 @@ final class SQLiteQuery {
         let value = ValueConversion.unwrap(constant.constantValue).flatMap { $0 is NSNull ? nil : $0 }
         switch subject.expressionType {
         case .evaluatedObject:
-            return compileObjectComparison("t0.Z_PK", op: op, value: value)
+            return compileObjectComparison("\(rootAlias).Z_PK", op: op, value: value)
         case .keyPath:
             switch resolve(subject.keyPath) {
             case .attribute(let column, let type)?:
@@ -142,6 +149,63 @@ final class SQLiteQuery {
         default:
             return nil
         }
+    }
+
+    // MARK: To-many key paths
+
+    /// `ANY rel.path op c`, `ALL rel.path op c` and `rel.@count op n`, where `rel` is a to-many
+    /// relationship of the fetched entity: correlated subqueries over the destination rows.
+    private func compileToManyComparison(_ predicate: NSComparisonPredicate) -> String? {
+        let subject = predicate.leftExpression
+        guard subject.expressionType == .keyPath, predicate.rightExpression.expressionType == .constantValue else {
+            return nil
+        }
+        let parts = subject.keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let slot = mapping.entity.layout.indexByName[parts[0]],
+            let toMany = mapping.toMany[slot]
+        else { return nil }
+        let destination: NSEntityDescription
+        let from: String
+        let link: String
+        let alias = "\(aliasPrefix)s\(subqueryCount)"
+        switch toMany {
+        case .inverseForeignKey(let table, let column, _, let target):
+            destination = target
+            from = "\(table.name) \(alias)0"
+            link = "\(alias)0.\(column) = \(rootAlias).Z_PK"
+        case .join(let join, let mine, let other, _, let target):
+            guard let table = schema.table(for: target) else { return nil }
+            destination = target
+            from = "\(join.name) \(alias)j JOIN \(table.name) \(alias)0 ON \(alias)0.Z_PK = \(alias)j.\(other)"
+            link = "\(alias)j.\(mine) = \(rootAlias).Z_PK"
+        }
+        if parts[1] == "@count" {
+            guard predicate.comparisonPredicateModifier == .direct,
+                let count = ValueConversion.unwrap(predicate.rightExpression.constantValue).flatMap(
+                    ValueConversion.int64)
+            else { return nil }
+            let symbols: [NSComparisonPredicate.Operator: String] = [
+                .equalTo: "=", .notEqualTo: "!=", .lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">",
+                .greaterThanOrEqualTo: ">=",
+            ]
+            guard let symbol = symbols[predicate.predicateOperatorType] else { return nil }
+            subqueryCount += 1
+            return "(SELECT COUNT(*) FROM \(from) WHERE \(link)) \(symbol) \(bind(.integer(count)))"
+        }
+        let modifier = predicate.comparisonPredicateModifier
+        guard modifier == .any || modifier == .all, let destinationMapping = schema.mapping(for: destination) else {
+            return nil
+        }
+        let inner = NSComparisonPredicate(
+            leftExpression: NSExpression(forKeyPath: parts[1]), rightExpression: predicate.rightExpression,
+            modifier: .direct, type: predicate.predicateOperatorType, options: predicate.options)
+        let child = SQLiteQuery(schema: schema, mapping: destinationMapping, aliasPrefix: alias)
+        guard let condition = child.compile(inner) else { return nil }
+        subqueryCount += 1
+        let joined = child.joins.isEmpty ? "" : " " + child.joins.joined(separator: " ")
+        bindings.append(contentsOf: child.bindings)
+        if modifier == .any { return "EXISTS (SELECT 1 FROM \(from)\(joined) WHERE \(link) AND \(condition))" }
+        return "NOT EXISTS (SELECT 1 FROM \(from)\(joined) WHERE \(link) AND NOT \(condition))"
     }
 
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
