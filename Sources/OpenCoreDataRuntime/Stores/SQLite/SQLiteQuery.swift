@@ -201,11 +201,19 @@ final class SQLiteQuery {
             modifier: .direct, type: predicate.predicateOperatorType, options: predicate.options)
         let child = SQLiteQuery(schema: schema, mapping: destinationMapping, aliasPrefix: alias)
         guard let condition = child.compile(inner) else { return nil }
+        // In memory the key path yields the set of destination values, which holds no nils: a
+        // destination whose value is nil takes no part in ANY or ALL.
+        let valueColumn: String
+        switch child.resolve(parts[1]) {
+        case .attribute(let column, _)?, .toOne(let column)?: valueColumn = column
+        case nil: return nil
+        }
         subqueryCount += 1
         let joined = child.joins.isEmpty ? "" : " " + child.joins.joined(separator: " ")
         bindings.append(contentsOf: child.bindings)
-        if modifier == .any { return "EXISTS (SELECT 1 FROM \(from)\(joined) WHERE \(link) AND \(condition))" }
-        return "NOT EXISTS (SELECT 1 FROM \(from)\(joined) WHERE \(link) AND NOT \(condition))"
+        let rows = "SELECT 1 FROM \(from)\(joined) WHERE \(link) AND \(valueColumn) IS NOT NULL"
+        if modifier == .any { return "EXISTS (\(rows) AND \(condition))" }
+        return "NOT EXISTS (\(rows) AND NOT \(condition))"
     }
 
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
