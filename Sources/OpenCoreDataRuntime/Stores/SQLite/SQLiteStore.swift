@@ -269,9 +269,10 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         case (.objectIDAttributeType, let v as NSManagedObjectID): return .text(v.uriRepresentation().absoluteString)
         case (.compositeAttributeType, _), (.undefinedAttributeType, _): return .null
         default:
-            let canonical = ValueConversion.canonicalize(value, for: type)
-            if canonical == nil { return .null }
-            if case .objectIDAttributeType = type { return .null }
+            // Not the canonical type (an Int for an Int16 attribute, a String for a URI): convert once.
+            guard let canonical = ValueConversion.canonicalize(value, for: type),
+                Swift.type(of: canonical) != Swift.type(of: value)
+            else { return .null }
             return sqliteValue(canonical, type)
         }
     }
