@@ -289,6 +289,11 @@ struct StoreConformanceTests {
         #expect(Set(names(faults)) == ["Sales", "Lab"])  // reading fires the faults
         #expect(faults.allSatisfy { !$0.isFault })
 
+        let keysContext = store.newContext()  // objects hold their context weakly: keep it alive to fire faults
+        let keysOnly = try fetch("Department", keysContext) { $0.includesPropertyValues = false }
+        #expect(keysOnly.count == 2)
+        #expect(Set(names(keysOnly)) == ["Sales", "Lab"])  // the faults load from the store
+
         let loaded = try fetch("Department", store.newContext()) { $0.returnsObjectsAsFaults = false }
         #expect(loaded.allSatisfy { !$0.isFault })
 

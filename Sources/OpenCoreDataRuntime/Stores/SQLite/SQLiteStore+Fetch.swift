@@ -61,16 +61,20 @@ extension SQLiteStore {
             guard case .integer(let count)? = try connection.column(sql, values).first else { return [0] }
             return [Int(count)]
         }
-        if allInSQL, request.resultType == .managedObjectIDResultType {
+        // IDs, and objects without property values (faults that load when first used), need only keys.
+        let keysOnly = request.resultType == .managedObjectIDResultType
+            || (request.resultType == .managedObjectResultType && !request.includesPropertyValues)
+        if allInSQL, keysOnly {
             let statement = try connection.prepare("SELECT t0.Z_PK, t0.Z_ENT \(from)\(tail)")
             defer { statement.reset() }
             statement.bind(bindings)
-            var ids: [Any] = []
+            var ids: [NSManagedObjectID] = []
             while try statement.step() {
                 guard let rowEntity = schema.entitiesByNumber[statement.int64(1)] else { continue }
                 ids.append(rowID(entity: rowEntity, pk: statement.int64(0)))
             }
-            return ids
+            if request.resultType == .managedObjectIDResultType { return ids }
+            return ids.map { context.object(with: $0) }
         }
 
         let statement = try connection.prepare("SELECT \(table.selectList) \(from)\(tail)")
