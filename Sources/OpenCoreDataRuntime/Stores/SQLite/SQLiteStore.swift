@@ -89,13 +89,22 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         var countByRoot: [Int64: Int64] = [:]
         var rootNumbers: [Int64] = []
         rootNumbers.reserveCapacity(array.count)
+        var lastEntity: NSEntityDescription?
+        var lastRoot: Int64 = 0
         for object in array {
-            guard let root = schema.number(of: object.entity.rootEntity) else {
+            let entity = object.entity
+            if entity === lastEntity {
+                rootNumbers.append(lastRoot)
+                countByRoot[lastRoot, default: 0] += 1
+                continue
+            }
+            guard let root = schema.number(of: entity.rootEntity) else {
                 throw OpenCoreDataError(
                     .persistentStoreOperation, "the store does not hold this entity", entityName: object.entity.name)
             }
             rootNumbers.append(root)
             countByRoot[root, default: 0] += 1
+            (lastEntity, lastRoot) = (entity, root)
         }
         var next: [Int64: Int64] = [:]
         try connection.writeTransaction {
