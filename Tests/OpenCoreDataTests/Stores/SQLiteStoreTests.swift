@@ -645,6 +645,9 @@ struct SQLiteStoreTests {
         let sales = try #require(try readContext.fetch(NSFetchRequest<NSManagedObject>(entityName: "Department")).first)
         sales.setValue("Renamed", forKey: "name")
         #expect(throws: OpenCoreDataError.self) { try readContext.save() }
+        insertObject("Department", ["name": "New"], into: readContext)
+        let insertError = try #require(throws: OpenCoreDataError.self) { try readContext.save() }
+        #expect(insertError.code == .persistentStoreSave)
 
         #expect(throws: OpenCoreDataError.self) {
             try StoreHarness.coordinator(

@@ -85,6 +85,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     /// transaction so several processes never hand out the same key.
     override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
         guard !array.isEmpty else { return [] }
+        if isReadOnly {
+            throw OpenCoreDataError(.persistentStoreSave, "the store is read-only: it cannot hand out new primary keys", url: url)
+        }
         let connection = try db()
         var countByRoot: [Int64: Int64] = [:]
         var rootNumbers: [Int64] = []
