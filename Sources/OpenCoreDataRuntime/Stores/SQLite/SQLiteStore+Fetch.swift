@@ -93,8 +93,16 @@ extension SQLiteStore {
 
         var objects: [NSManagedObject] = []
         let asFault = request.returnsObjectsAsFaults && allInSQL
+        var lastNumber: Int64 = -1
+        var lastMapping: SQLiteSchema.EntityMapping?
         while try statement.step() {
-            guard let rowMapping = schema.mapping(forNumber: statement.int64(1)) else { continue }
+            // Rows mostly share one entity: look its mapping up only when Z_ENT changes.
+            let number = statement.int64(1)
+            if number != lastNumber {
+                lastNumber = number
+                lastMapping = schema.mapping(forNumber: number)
+            }
+            guard let rowMapping = lastMapping else { continue }
             let values = decodeRow(statement, mapping: rowMapping, offset: 0)
             let id = rowID(entity: rowMapping.entity, pk: statement.int64(0))
             objects.append(
