@@ -41,7 +41,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreData", "OpenCoreDataRuntime", "OpenCoreDataTestSupport", "CSQLite"],
+            dependencies: ["OpenCoreData", "OpenCoreDataShim", "OpenCoreDataRuntime", "OpenCoreDataTestSupport", "CSQLite"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
