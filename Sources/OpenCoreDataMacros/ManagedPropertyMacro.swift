@@ -20,7 +20,7 @@ import SwiftSyntaxMacros
 /// A `Set<Element>` property also gets Xcode's `addTo<Name>`/`removeFrom<Name>` accessors.
 ///
 /// Diagnostics are reported by the peer role only (it runs for every kind of declaration); the
-/// accessor role expands to nothing when the declaration is not valid.
+/// accessor role expands to placeholders, or nothing, when the declaration is not valid.
 public enum ManagedPropertyMacro {
     /// The prefix of the peer that caches the property's key.
     static let keyPrefix = "__ocd_key_"
@@ -32,7 +32,15 @@ extension ManagedPropertyMacro: AccessorMacro {
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
-        guard let property = ManagedPropertyDeclaration(node, declaration, context, diagnose: false) else { return [] }
+        guard let property = ManagedPropertyDeclaration(node, declaration, context, diagnose: false) else {
+            // The peer role reported the problem. A declaration that can take accessors gets
+            // placeholders, so the compiler adds no "did not produce an accessor" error of its own.
+            guard ManagedPropertyDeclaration.canTakeAccessors(declaration) else { return [] }
+            return [
+                #"get { Swift.fatalError("invalid @ManagedProperty") }"#,
+                "set {}",
+            ]
+        }
         let key = "Self.\(keyPrefix)\(property.name)"
         let getter = property.isOptional ? "_ocdGetOptionalValue(\(key))" : "_ocdGetValue(\(key))"
         return [
@@ -215,6 +223,16 @@ struct ManagedPropertyDeclaration {
             toManySetType = set.type
         }
         accessorAccess = Self.accessorAccess(variable.modifiers)
+    }
+
+    /// Whether `declaration` is a single `var` with a type and nothing that forbids accessors.
+    static func canTakeAccessors(_ declaration: some DeclSyntaxProtocol) -> Bool {
+        guard let variable = declaration.as(VariableDeclSyntax.self),
+              variable.bindingSpecifier.tokenKind == .keyword(.var),
+              variable.bindings.count == 1, let binding = variable.bindings.first
+        else { return false }
+        return binding.pattern.is(IdentifierPatternSyntax.self) && binding.typeAnnotation != nil
+            && binding.initializer == nil && binding.accessorBlock == nil
     }
 
     /// Reports a use outside a class or a class extension.
