@@ -24,6 +24,8 @@
 ///   relationship that is nil traps, naming the property.
 /// - Numbers convert between the attribute's type and the property's (an `Int` property can read
 ///   an Integer 64 attribute, an `NSNumber?` property a Double attribute).
+/// - A to-many relationship can be declared as `Set<Element>`, `NSSet?` (Xcode's codegen), and
+///   when ordered as `NSOrderedSet?` or `[Element]`.
 /// - A to-many relationship declared as `Set<Element>` also gets Xcode's generated accessors
 ///   `addTo<Name>(_:)` and `removeFrom<Name>(_:)`, for one `Element` and for a `Set<Element>`,
 ///   with the setter's access level. They change the relationship in place and maintain the inverse.

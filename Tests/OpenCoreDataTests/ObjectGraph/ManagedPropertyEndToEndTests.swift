@@ -136,6 +136,24 @@ extension Continent {
     @ManagedProperty var countries: Set<Country>
 }
 
+// Xcode's default codegen types a to-many relationship as `NSSet?` (`NSOrderedSet?` when
+// ordered); a store name lets a second property view the same relationship.
+
+extension Country {
+    @ManagedProperty("moods") var moodsAsNSSet: NSSet?
+}
+
+final class Playlist: NSManagedObject {
+    @ManagedProperty var name: String
+    @ManagedProperty var tracks: NSOrderedSet?
+    @ManagedProperty("tracks") var trackList: [Track]
+}
+
+final class Track: NSManagedObject {
+    @ManagedProperty var title: String
+    @ManagedProperty var playlist: Playlist?
+}
+
 /// Seed 004's way of inserting: by entity name, through the `Managed` protocol.
 extension NSManagedObjectContext {
     func insertObject<A: NSManagedObject>() -> A where A: Managed {
@@ -369,6 +387,70 @@ extension NSManagedObjectContext {
             #expect(Country.defaultSortDescriptors.map(\.key) == ["updatedAt"])
             let fetched = try context.fetch(Continent.sortedFetchRequest)
             #expect(fetched == [continent])
+        }
+    }
+
+    @Test func xcodeCollectionTypesAndStoreNames() throws {
+        let context = makeContext()
+        try context.performAndWait { () throws -> Void in
+            let country = Country(context: context)
+            country.iso3166Code = .pol
+            country.updatedAt = Date()
+            let mood = Mood(context: context)
+            mood.date = Date()
+            #expect(country.moodsAsNSSet?.count == 0)
+            country.moodsAsNSSet = NSSet(array: [mood])
+            #expect(mood.country === country)
+            #expect(country.moods == [mood])
+            #expect(country.moodsAsNSSet?.contains(mood) == true)
+            try context.save()
+        }
+    }
+
+    @Test func orderedRelationships() throws {
+        let playlist = NSEntityDescription()
+        playlist.name = "Playlist"
+        playlist.managedObjectClassName = NSStringFromClass(Playlist.self)
+        let track = NSEntityDescription()
+        track.name = "Track"
+        track.managedObjectClassName = NSStringFromClass(Track.self)
+        let tracks = NSRelationshipDescription(name: "tracks", destination: track, toMany: true, isOrdered: true)
+        let owner = NSRelationshipDescription(name: "playlist", destination: playlist, toMany: false)
+        tracks.inverseRelationship = owner
+        owner.inverseRelationship = tracks
+        playlist.properties = [NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false), tracks]
+        track.properties = [NSAttributeDescription(name: "title", type: .stringAttributeType, isOptional: false), owner]
+        let model = NSManagedObjectModel()
+        model.entities = [playlist, track]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait { () throws -> Void in
+            let list = Playlist(context: context)
+            list.name = "Mix"
+            #expect(list.trackList.isEmpty)
+            let titles = ["b", "a", "c"]
+            let made = titles.map { title in
+                let t = Track(context: context)
+                t.title = title
+                return t
+            }
+            list.tracks = NSOrderedSet(array: made)
+            #expect(list.trackList.map(\.title) == titles)
+            #expect(made.allSatisfy { $0.playlist === list })
+            list.trackList = made.reversed()
+            #expect((list.tracks?.array as? [Track])?.map(\.title) == ["c", "a", "b"])
+            try context.save()
+        }
+
+        let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        other.persistentStoreCoordinator = coordinator
+        try other.performAndWait { () throws -> Void in
+            let list = try #require(try other.fetch(NSFetchRequest<Playlist>(entityName: "Playlist")).first)
+            #expect(list.name == "Mix")
+            #expect(list.trackList.map(\.title) == ["c", "a", "b"])
         }
     }
 
