@@ -37,7 +37,10 @@ enum MacroDiagnostic: DiagnosticMessage {
         case .staticProperty(let keyword):
             "'@ManagedProperty' cannot be applied to a '\(keyword)' property; managed values belong to objects"
         case .outsideClass(let found):
-            "'@ManagedProperty' can only be used inside an NSManagedObject subclass or an extension of one, not \(found)"
+            """
+            '@ManagedProperty' can only be used inside an NSManagedObject subclass or an extension of one, \
+            not \(found)
+            """
         case .genericClass(let name):
             "'@ManagedProperty' is not supported in generic class '\(name)'"
         case .hasAccessors:

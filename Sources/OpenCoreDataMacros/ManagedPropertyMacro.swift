@@ -245,7 +245,8 @@ struct ManagedPropertyDeclaration {
         }
         if let classDecl = enclosing.as(ClassDeclSyntax.self) {
             if classDecl.genericParameterClause != nil {
-                problems.append(Diagnostic(node: node, message: MacroDiagnostic.genericClass(name: classDecl.name.text)))
+                let message = MacroDiagnostic.genericClass(name: classDecl.name.text)
+                problems.append(Diagnostic(node: node, message: message))
             }
             return
         }
@@ -291,9 +292,9 @@ extension TypeSyntax {
     /// `(Set<Element>, Element)` when this is `Set<Element>` (or `Swift.Set`) whose element may be a
     /// managed object: not a standard library or Foundation value type (a transformable attribute).
     var setType: (type: TypeSyntax, element: TypeSyntax?)? {
-        guard let (name, arguments) = genericNamed, name == "Set", arguments.count == 1, let element = arguments.first else {
-            return nil
-        }
+        guard let (name, arguments) = genericNamed, name == "Set", arguments.count == 1,
+              let element = arguments.first
+        else { return nil }
         let elementName: String? =
             if let identifier = element.as(IdentifierTypeSyntax.self) { identifier.name.text }
             else if let member = element.as(MemberTypeSyntax.self) { member.name.text }
