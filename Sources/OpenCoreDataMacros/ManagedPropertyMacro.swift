@@ -69,12 +69,11 @@ extension ManagedPropertyMacro: PeerMacro {
         var peers: [DeclSyntax] = [
             "private static let \(raw: keyName) = OpenCoreData.ManagedPropertyKey(\(property.storeName))"
         ]
-        if let element = property.toManyElement {
+        if let (set, element) = property.toMany {
             // Xcode's generated accessors for an unordered to-many relationship (in
             // `+CoreDataProperties.swift`), typed with the property's element type.
             let suffix = property.name.prefix(1).uppercased() + property.name.dropFirst()
             let access = property.accessorAccess.map { "\($0) " } ?? ""
-            let set = property.toManySetType!
             peers += [
                 """
                 \(raw: access)func addTo\(raw: suffix)(_ value: \(element)) {
@@ -110,10 +109,9 @@ struct ManagedPropertyDeclaration {
     var storeName: ExprSyntax
     /// Whether the type is `T?`, `T!` or `Optional<T>`.
     var isOptional: Bool
-    /// The element type of a `Set<Element>` relationship, if the type is one.
-    var toManyElement: TypeSyntax?
-    /// `Set<Element>` (without the optional), the type of the bulk accessors' argument.
-    var toManySetType: TypeSyntax?
+    /// For a `Set<Element>` relationship: the set type without the optional (the bulk accessors'
+    /// argument) and the element type.
+    var toMany: (set: TypeSyntax, element: TypeSyntax)?
     /// The access level for generated mutating functions: the setter's, else the property's.
     var accessorAccess: String?
 
@@ -219,8 +217,7 @@ struct ManagedPropertyDeclaration {
         let unwrapped = type.optionalWrapped
         self.isOptional = unwrapped != nil
         if let set = (unwrapped ?? type).setType, let element = set.element {
-            toManyElement = element
-            toManySetType = set.type
+            toMany = (set.type, element)
         }
         accessorAccess = Self.accessorAccess(variable.modifiers)
     }
