@@ -260,7 +260,7 @@ struct ManagedPropertyDeclaration {
     }
 
     /// The access level of the property's setter (`fileprivate(set)`), else of the property;
-    /// `open` becomes `public`, since functions in a class extension cannot be overridden.
+    /// `open` becomes `public`: an override of a generated accessor would bypass the object graph.
     private static func accessorAccess(_ modifiers: DeclModifierListSyntax) -> String? {
         let levels: Set<String> = ["open", "public", "package", "internal", "fileprivate", "private"]
         var access: String?
@@ -307,7 +307,7 @@ extension TypeSyntax {
         "NSNumber", "NSString", "NSDate", "NSData", "NSUUID", "NSURL", "NSManagedObjectID",
     ]
 
-    /// The last name component and generic arguments of `Name<...>` or `Module.Name<...>`.
+    /// The name and generic arguments of `Name<...>` or `Swift.Name<...>`.
     private var genericNamed: (String, [TypeSyntax])? {
         if let identifier = self.as(IdentifierTypeSyntax.self), let clause = identifier.genericArgumentClause {
             return (identifier.name.text, clause.arguments.compactMap(\.argumentType))
