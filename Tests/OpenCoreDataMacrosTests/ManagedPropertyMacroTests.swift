@@ -556,6 +556,27 @@ import Testing
         }
     }
 
+    /// swift-syntax rejects this before the macro runs; the compiler shows the macro's
+    /// `multipleBindings` error next to its own.
+    @Test func severalBindingsAreAnError() {
+        assertMacro(["ManagedProperty": ManagedPropertyMacro.self]) {
+            """
+            final class Country: NSManagedObject {
+                @ManagedProperty var updatedAt: Date, createdAt: Date
+            }
+            """
+        } diagnostics: {
+            """
+            final class Country: NSManagedObject {
+                @ManagedProperty var updatedAt: Date, createdAt: Date
+                ┬────────────────────────────────────────────────────
+                ├─ 🛑 accessor macro can only be applied to a single variable
+                ╰─ 🛑 peer macro can only be applied to a single variable
+            }
+            """
+        }
+    }
+
     @Test func storeNameMustBeALiteral() {
         assertMacro(["ManagedProperty": ManagedPropertyMacro.self]) {
             #"""
