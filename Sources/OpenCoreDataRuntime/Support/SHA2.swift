@@ -25,6 +25,8 @@ package struct SHA256Hasher: Sendable {
 
     /// Feeds bytes to the hasher.
     package mutating func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+        guard done == nil else { return }
         for byte in bytes {
             buffer.append(byte)
             if buffer.count == 64 {
@@ -146,6 +148,8 @@ package struct SHA512Hasher: Sendable {
 
     /// Feeds bytes to the hasher.
     package mutating func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+        guard done == nil else { return }
         for byte in bytes {
             buffer.append(byte)
             if buffer.count == 128 {
@@ -154,6 +158,26 @@ package struct SHA512Hasher: Sendable {
             }
             length &+= 1
         }
+    }
+
+    /// Feeds a contiguous byte buffer to the hasher, compressing whole blocks without copying.
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        var index = 0
+        length &+= UInt64(bytes.count)
+        if !buffer.isEmpty {
+            while index < bytes.count, buffer.count < 128 {
+                buffer.append(bytes[index])
+                index += 1
+            }
+            if buffer.count < 128 { return }
+            compress(buffer)
+            buffer.removeAll(keepingCapacity: true)
+        }
+        while bytes.count - index >= 128 {
+            compress(UnsafeRawBufferPointer(rebasing: bytes[index..<index + 128]))
+            index += 128
+        }
+        buffer.append(contentsOf: bytes[index...])
     }
 
     /// Pads the message and returns the 64-byte digest.
