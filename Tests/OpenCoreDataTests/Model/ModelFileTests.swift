@@ -269,14 +269,23 @@ enum ModelFixtures {
 
     // MARK: Every model in the corpus
 
-    /// Loads every `contents` file under `$OCD_MODEL_CORPUS` (e.g. the corpus's `repos/` folder).
+    /// Loads every `contents` file, every `.xcdatamodeld` bundle with a `contents` model and every
+    /// Xcode-format `.xml` model under `$OCD_MODEL_CORPUS` (e.g. the corpus's `repos/` folder).
     /// Off unless the variable is set, so CI does not depend on a machine-specific path.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["OCD_MODEL_CORPUS"] != nil))
     func everyCorpusModelLoads() throws {
         let root = URL(fileURLWithPath: ProcessInfo.processInfo.environment["OCD_MODEL_CORPUS"]!)
-        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)!
-            .compactMap { $0 as? URL }
-            .filter { $0.lastPathComponent == "contents" }
+        let all = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }
+        let contents = all.filter { $0.lastPathComponent == "contents" }
+        let bundles = all.filter { bundle in
+            bundle.pathExtension == "xcdatamodeld" && contents.contains { $0.path.hasPrefix(bundle.path + "/") }
+        }
+        // Xcode-format model XML saved under other names (phimage/MomXML's test models).
+        let xml = all.filter { file in
+            file.pathExtension == "xml"
+                && (try? String(contentsOf: file, encoding: .utf8))?.contains("com.apple.IDECoreDataModeler.DataModel") == true
+        }
+        let files = contents + bundles + xml
         var loaded = 0
         for file in files {
             do {
@@ -286,7 +295,7 @@ enum ModelFixtures {
                 Issue.record("\(error)")
             }
         }
-        print("everyCorpusModelLoads: \(loaded)/\(files.count) models loaded")
+        print("everyCorpusModelLoads: \(loaded)/\(files.count) loaded (\(contents.count) contents files, \(bundles.count) bundles, \(xml.count) .xml)")
         #expect(loaded == files.count)
         #expect(!files.isEmpty)
     }
