@@ -161,9 +161,19 @@ package final class XcodeModelXML {
         }
 
         private func describe(_ error: any Error) -> String {
-            let nsError = error as NSError
-            if let code = XMLParser.ErrorCode(rawValue: nsError.code) { return "\(code) (XMLParser error \(nsError.code))" }
-            return nsError.localizedDescription
+            let code = (error as NSError).code
+            return Self.reasons[code].map { "\($0) (XML parser error \(code))" } ?? "XML parser error \(code)"
         }
+
+        /// The common parser error codes (libxml2's `xmlParserErrors`, which `NSXMLParserError` mirrors).
+        private static let reasons: [Int: String] = [
+            4: "the document is empty", 5: "the document ends early, or has content after its root element", 9: "invalid character",
+            23: "entity reference without ';'", 26: "undeclared entity", 33: "string not started",
+            34: "string not closed", 38: "'<' in an attribute value", 39: "attribute value not started",
+            40: "attribute value not finished", 41: "attribute without a value", 42: "attribute given twice",
+            45: "comment not finished", 57: "XML declaration not finished", 65: "space required",
+            68: "name required", 73: "'>' required", 74: "'</' required", 76: "end tag does not match the open element",
+            77: "element not closed at the end of the data",
+        ]
     }
 }

@@ -225,10 +225,26 @@ enum ModelFixtures {
             try NSManagedObjectModel.load(contentsOf: file.deletingLastPathComponent())
         }
         #expect(error.message.contains(file.path))
-        #expect(error.message.contains("malformed XML"))
+        #expect(error.message.contains("malformed XML: end tag does not match the open element"))
         let line = try #require(Self.lineNumber(in: error.message, after: file.path))
         #expect((5...6).contains(line), "reported line \(line)")
         #expect(NSManagedObjectModel(contentsOf: file) == nil)
+    }
+
+    /// More broken files: the reported line is where the parser noticed the problem.
+    @Test(arguments: [
+        ("<model>\n  <entity name=\"A\">\n    <attribute name=x attributeType=\"String\"/>\n  </entity>\n</model>", 3),
+        ("<model>\n  <entity name=\"A\">\n    <attribute name=\"x\" attributeType=\"String\"/>\n", 3),
+        ("<model>\n  <entity name=\"A\" name=\"B\"/>\n</model>", 2),
+        ("<model>\n</model>\n<model/>", 3),
+    ])
+    func malformedXMLVariants(_ xml: String, _ expectedLine: Int) throws {
+        let scratch = try ModelFixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let file = scratch.appendingPathComponent("contents")
+        try Data(xml.utf8).write(to: file)
+        let error = try #require(throws: OpenCoreDataError.self) { try NSManagedObjectModel.load(contentsOf: file) }
+        #expect(Self.lineNumber(in: error.message, after: file.path) == expectedLine, "\(error.message)")
     }
 
     @Test func inconsistentModelNamesFileAndLine() throws {
