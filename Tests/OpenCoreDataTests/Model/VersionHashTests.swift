@@ -196,6 +196,56 @@ struct StoreHashVector: Sendable, CustomTestStringConvertible {
         #expect(model.entityVersionHashesByName.mapValues { $0.base64EncodedString() } == expected)
     }
 
+    /// Stores whose model is a pre-Xcode-4 binary `elements` archive (not loadable here): the model is
+    /// rebuilt in code from what the archive holds (property names, types, optionality, counts).
+    ///
+    /// `RKSeedDatabase.sqlite` (RestKit/RestKit `Examples/RKTwitterCoreData`, framework 419) with
+    /// `RKTwitterCoreData.xcdatamodel/elements`. Old Xcode wrote `minCount` 1 on optional to-one
+    /// relationships, and the hash includes it.
+    @Test func legacyRestKitTwitterStore() {
+        let tweet = NSEntityDescription(name: "Tweet", managedObjectClassName: "RKTweet")
+        let user = NSEntityDescription(name: "User")
+        let toUser = NSRelationshipDescription(name: "user", destination: user, toMany: false)
+        toUser.minCount = 1
+        let statuses = NSRelationshipDescription(name: "status", destination: tweet, toMany: true)
+        toUser.inverseRelationship = statuses
+        statuses.inverseRelationship = toUser
+        tweet.properties = [
+            NSAttributeDescription(name: "createdAt", type: .dateAttributeType),
+            NSAttributeDescription(name: "inReplyToScreenName", type: .stringAttributeType),
+            NSAttributeDescription(name: "isFavorited", type: .booleanAttributeType),
+            NSAttributeDescription(name: "statusID", type: .integer64AttributeType, defaultValue: Int64(0)),
+            NSAttributeDescription(name: "text", type: .stringAttributeType),
+            NSAttributeDescription(name: "urlString", type: .stringAttributeType),
+            toUser,
+        ]
+        user.properties = [
+            NSAttributeDescription(name: "name", type: .stringAttributeType),
+            NSAttributeDescription(name: "screenName", type: .stringAttributeType),
+            NSAttributeDescription(name: "userID", type: .integer64AttributeType, defaultValue: Int64(0)),
+            statuses,
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [tweet, user]
+        #expect(model.entityVersionHashesByName.mapValues { $0.base64EncodedString() } == [
+            "Tweet": "03/3h3rvyZ47wXshv/VXUgXc4yBt3dSvlv148MVfP90=",
+            "User": "0l9cLHSs9tngemqQ6YaBlitgrL9+hJnrT8ajvmvao5c=",
+        ])
+    }
+
+    /// `CoreDataBooks.sqlite` (gilpa/iphone_sqlite_test, framework 320) with
+    /// `CoreDataBooks.xcdatamodel/elements`. The repository later added a `contents` attribute to the
+    /// model and, by hand, a `"ZCONTENTS" VARCHAR DEFAULT test` column to the table; the stored hash
+    /// is that of the model before the addition.
+    @Test func legacyCoreDataBooksStore() {
+        let book = NSEntityDescription(name: "Book", properties: [
+            NSAttributeDescription(name: "author", type: .stringAttributeType, isOptional: false, defaultValue: "Author"),
+            NSAttributeDescription(name: "copyright", type: .dateAttributeType),
+            NSAttributeDescription(name: "title", type: .stringAttributeType, isOptional: false, defaultValue: "Title"),
+        ])
+        #expect(book.versionHash.base64EncodedString() == "SywFzcIhPlYwCP6NznsBMp6WyEHF3zYdaYvX/HIaGI0=")
+    }
+
     // MARK: What is and is not an input (Apple's versionHash documentation)
 
     @Test func hashIgnoresUserInfoClassNamesDeleteRulesDefaultsAndValidation() throws {
