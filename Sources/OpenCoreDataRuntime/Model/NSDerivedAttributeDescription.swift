@@ -17,6 +17,8 @@ import Foundation
 /// Related Core Data documentation: [NSDerivedAttributeDescription](https://developer.apple.com/documentation/coredata/nsderivedattributedescription)
 open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// The expression the store evaluates to produce the value.
+    ///
+    /// Related Core Data documentation: [derivationExpression](https://developer.apple.com/documentation/coredata/nsderivedattributedescription/derivationexpression)
     open var derivationExpression: NSExpression? {
         didSet {
             if let derivationExpression, derivationExpression.expressionType == .keyPath {

@@ -79,8 +79,13 @@ package enum XcodeModelReader {
         try XcodeModelBuilder(url: contents).build(root, into: model)
     }
 
-    static func error(_ message: String, url: URL, line: Int? = nil) -> OpenCoreDataError {
-        let place = line.map { "\(url.path):\($0)" } ?? url.path
+    /// An error whose message starts with `path:line:` (and `column:` when known), as compilers print.
+    static func error(_ message: String, url: URL, line: Int? = nil, column: Int? = nil) -> OpenCoreDataError {
+        var place = url.path
+        if let line {
+            place += ":\(line)"
+            if let column, column > 0 { place += ":\(column)" }
+        }
         return OpenCoreDataError(.persistentStoreOpen, "\(place): \(message)", url: url)
     }
 }
@@ -117,8 +122,9 @@ package final class XcodeModelXML {
         let ok = parser.parse()
         if !ok || delegate.failure != nil {
             let line = delegate.failure?.line ?? parser.lineNumber
+            let column = delegate.failure?.column ?? parser.columnNumber
             let reason = delegate.failure?.message ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "unknown error"
-            throw XcodeModelReader.error("malformed XML: \(reason)", url: url, line: max(line, 1))
+            throw XcodeModelReader.error("malformed XML: \(reason)", url: url, line: max(line, 1), column: column)
         }
         guard let root = delegate.root else { throw XcodeModelReader.error("empty XML document", url: url, line: 1) }
         return root
@@ -129,7 +135,7 @@ package final class XcodeModelXML {
         unowned let parser: XMLParser
         var root: XcodeModelXML?
         var stack: [XcodeModelXML] = []
-        var failure: (message: String, line: Int)?
+        var failure: (message: String, line: Int, column: Int)?
 
         init(parser: XMLParser) { self.parser = parser }
 
@@ -150,13 +156,13 @@ package final class XcodeModelXML {
 
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
             if failure == nil {
-                failure = (describe(parseError), parser.lineNumber)
+                failure = (describe(parseError), parser.lineNumber, parser.columnNumber)
             }
         }
 
         func parser(_ parser: XMLParser, validationErrorOccurred validationError: any Error) {
             if failure == nil {
-                failure = (describe(validationError), parser.lineNumber)
+                failure = (describe(validationError), parser.lineNumber, parser.columnNumber)
             }
         }
 
