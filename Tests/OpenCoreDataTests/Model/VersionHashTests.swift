@@ -336,6 +336,26 @@ struct StoreHashVector: Sendable, CustomTestStringConvertible {
         #expect(derived.versionHash != plain.versionHash)
     }
 
+    /// FORMATS.md §2 step 4 corner case [RE, not exercised by any store]: an inherited relationship
+    /// that is its own inverse hashes without the inverse name in the subentity; other inherited
+    /// relationships hash the same as in their own entity.
+    @Test func inheritedSelfInverseRelationshipDropsTheInverseName() {
+        let node = NSEntityDescription(name: "Node")
+        let special = NSEntityDescription(name: "SpecialNode")
+        let partner = NSRelationshipDescription(name: "partner", destination: node, toMany: false)
+        partner.inverseRelationship = partner
+        let children = NSRelationshipDescription(name: "children", destination: node, toMany: true)
+        let parent = NSRelationshipDescription(name: "parent", destination: node, toMany: false)
+        children.inverseRelationship = parent
+        parent.inverseRelationship = children
+        node.properties = [partner, children, parent]
+        node.subentities = [special]
+
+        #expect(partner._versionHash(in: special) != partner._versionHash(in: node))
+        #expect(partner.versionHash == partner._versionHash(in: node))
+        #expect(children._versionHash(in: special) == children._versionHash(in: node))
+    }
+
     /// A hand-computed vector for the property base hash (FORMATS.md §2 step 1).
     @Test func propertyBaseHashLayout() {
         let attribute = NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: true)
