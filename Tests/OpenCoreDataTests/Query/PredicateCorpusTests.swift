@@ -13,7 +13,7 @@ import class OpenCoreDataRuntime.NSPredicate
 /// - GNUstep expects `a = 1` to print as `a = 1`; Apple (and we) print `a == 1`.
 /// - Where Apple raises (`SELF.foo <= 2` on strings, an unknown function), we return false / nil;
 ///   those count as passes of the "never crash" rule and are reported separately.
-/// - `fetch` cases need Core Data entities and a store; they are not run here.
+/// - `fetch` cases (MIOCoreData's Apple parity tests) are rebuilt over an in-memory store.
 @Suite struct PredicateCorpusTests {
     private struct Case {
         let json: [String: Any]
@@ -238,9 +238,91 @@ import class OpenCoreDataRuntime.NSPredicate
                 return .fail("\(error)")
             }
         case "fetch":
-            return .skip("needs Core Data entities and a store")
+            do { return try runFetch(c) } catch { return .fail("\(error)") }
         default:
             return .skip("kind \(c.kind) not run")
+        }
+    }
+
+    /// MIOCoreData's Apple parity fetches, rebuilt over an in-memory store: `PEntity(name, counter: Int32)`,
+    /// `PParent(name) <->> PChild(name)`.
+    private static func runFetch(_ c: Case) throws -> Outcome {
+        guard let format = c.format, let entityName = c.json["entity"] as? String else { return .skip("shape") }
+        let pEntity = NSEntityDescription(name: "PEntity", properties: [
+            NSAttributeDescription(name: "name", type: .stringAttributeType),
+            NSAttributeDescription(name: "counter", type: .integer32AttributeType),
+        ])
+        let parent = NSEntityDescription(name: "PParent", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        let child = NSEntityDescription(name: "PChild", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        let children = NSRelationshipDescription(name: "children", destination: child, toMany: true)
+        let parentLink = NSRelationshipDescription(name: "parent", destination: parent, toMany: false)
+        children.inverseRelationship = parentLink
+        parentLink.inverseRelationship = children
+        parent.properties.append(children)
+        child.properties.append(parentLink)
+        let model = NSManagedObjectModel()
+        model.entities = [pEntity, parent, child]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        _ = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+
+        var parents: [String: NSManagedObject] = [:]
+        func insertParent(_ name: String) -> NSManagedObject {
+            let object = NSManagedObject(entity: parent, insertInto: context)
+            object.setValue(name, forKey: "name")
+            parents[name] = object
+            return object
+        }
+        func insertChild(_ name: String, _ owner: NSManagedObject) {
+            let object = NSManagedObject(entity: child, insertInto: context)
+            object.setValue(name, forKey: "name")
+            object.setValue(owner, forKey: "parent")
+        }
+        switch c.json["object"] {
+        case let rows as [[String: Any]]:
+            for row in rows {
+                let object = NSManagedObject(entity: pEntity, insertInto: context)
+                object.setValue(row["name"], forKey: "name")
+                object.setValue(row["counter"], forKey: "counter")
+            }
+        case let spec as [String: Any]:
+            if let names = spec["PEntity.name"] as? [String] {
+                for name in names { NSManagedObject(entity: pEntity, insertInto: context).setValue(name, forKey: "name") }
+            } else if let names = spec["PParent"] as? [String], let kids = spec["PChild"] as? [String: String] {
+                for name in names { _ = insertParent(name) }
+                for (name, owner) in kids.sorted(by: { $0.key < $1.key }) { insertChild(name, parents[owner]!) }
+            } else {
+                for (name, kids) in spec.sorted(by: { $0.key < $1.key }) {
+                    let owner = insertParent(name)
+                    for kid in kids as? [String] ?? [] { insertChild(kid, owner) }
+                }
+            }
+        default:
+            return .skip("shape")
+        }
+        try context.save()
+        func resolve(_ arg: Any) -> Any {
+            if let array = arg as? [Any] { return array.map(resolve) }
+            guard let text = arg as? String else { return arg }
+            if text == "<managed object parentA>" { return parents["A"]! }
+            if text == "<NSManagedObjectID of parentB>" { return parents["B"]!.objectID }
+            return arg
+        }
+        let request = NSFetchRequest<NSManagedObject>(entityName: entityName)
+        request.predicate = NSPredicate(format: format, argumentArray: c.args.map(resolve))
+        let names = Set(try context.fetch(request).compactMap { $0.value(forKey: "name") as? String })
+        switch c.expected {
+        case let list as [String]:
+            return names == Set(list) ? .pass : .fail("fetched \(names.sorted())")
+        case let spec as [String: Any]:
+            if let count = spec["count"] as? Int { return names.count == count ? .pass : .fail("fetched \(names.sorted())") }
+            if let contains = spec["contains"] as? [String] {
+                return names.isSuperset(of: contains) ? .pass : .fail("fetched \(names.sorted())")
+            }
+            return .skip("shape")
+        default:
+            return .skip("shape")
         }
     }
 
