@@ -130,7 +130,7 @@ package enum PredicateEvaluator {
         }
         let pattern = options.contains(.diacriticInsensitive) && !options.contains(.normalized)
             ? PredicateValues.fold(pattern, [.diacriticInsensitive]) : pattern
-        guard let regex = try? NSRegularExpression(pattern: "\\A(?:\(pattern))\\z", options: regexOptions) else { return false }
+        guard let regex = RegexCache.shared.regex("\\A(?:\(pattern))\\z", regexOptions) else { return false }
         let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
         return regex.firstMatch(in: subject, options: [], range: range) != nil
     }
@@ -201,5 +201,35 @@ package enum PredicateEvaluator {
         guard let position = key.flatMap(PredicateValues.number)?.intValue,
               let items = PredicateValues.elements(receiver), items.indices.contains(position) else { return nil }
         return items[position]
+    }
+}
+
+/// Compiled `MATCHES` patterns, so that filtering many objects compiles each pattern once.
+/// Bounded: cleared when it reaches `limit` entries.
+private final class RegexCache: Sendable {
+    static let shared = RegexCache()
+    private static let limit = 128
+
+    private struct Key: Hashable {
+        let pattern: String
+        let options: UInt
+    }
+
+    /// A box so the cache can hold NSRegularExpression, which is immutable and thread-safe.
+    private struct Entry: @unchecked Sendable {
+        let regex: NSRegularExpression?
+    }
+
+    private let entries = Locked<[Key: Entry]>([:])
+
+    func regex(_ pattern: String, _ options: NSRegularExpression.Options) -> NSRegularExpression? {
+        let key = Key(pattern: pattern, options: options.rawValue)
+        if let entry = entries.withLock({ $0[key] }) { return entry.regex }
+        let regex = try? NSRegularExpression(pattern: pattern, options: options)
+        entries.withLock { cache in
+            if cache.count >= Self.limit { cache.removeAll() }
+            cache[key] = Entry(regex: regex)
+        }
+        return regex
     }
 }
