@@ -34,7 +34,15 @@ package enum PredicateFunctions {
         if argumentCount == 0, nullary.contains(name) { return name }
         if let alias = aliases[name] { return alias }
         if unary.contains(name + ":") { return name + ":" }
+        // Apple's documentation spells the aggregate functions as keywords: `MAX(1, 5, 10)`.
+        let lower = name.lowercased()
+        if lower != name, let canonical = canonicalName(lower, argumentCount: argumentCount) { return canonical }
         return nil
+    }
+
+    /// Functions over one collection, which also accept a list of values (`max(1, 5, 10)`).
+    package static func takesCollection(_ name: String) -> Bool {
+        ["sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:"].contains(name)
     }
 
     /// Calls a predefined function on evaluated arguments; nil for unknown names or unusable arguments.

@@ -393,9 +393,12 @@ package struct PredicateParser {
                 position += 1
             }
         }
-        let arguments = try parseArguments()
+        var arguments = try parseArguments()
         guard let canonical = PredicateFunctions.canonicalName(name, argumentCount: arguments.count) else {
             throw error("unknown function '\(name)'", at: token)
+        }
+        if arguments.count > 1, PredicateFunctions.takesCollection(canonical) {
+            arguments = [NSExpression(_node: .aggregate(arguments))]
         }
         return NSExpression(_node: .function(name: canonical, operand: nil, arguments: arguments))
     }

@@ -101,6 +101,7 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(holds("(qty & 6) == 4 AND (qty | 1) == 5 AND (qty ^ 5) == 1", object))
         #expect(holds("TERNARY(qty > 3, 'many', 'few') == 'many'", object))
         #expect(holds("now() > CAST(0, 'NSDate')", object))
+        #expect(holds("MAX(1, qty, 3) == 4 AND min(qty, 2) == 2 AND SUM({1, 2}) == 3", object), "Apple's keyword spelling")
     }
 
     @Test func selfAndPlainValues() {
