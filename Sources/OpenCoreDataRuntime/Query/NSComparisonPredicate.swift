@@ -12,6 +12,9 @@ import Foundation
 ///
 /// Related Core Data documentation: [NSComparisonPredicate](https://developer.apple.com/documentation/foundation/nscomparisonpredicate)
 ///
+/// - Note: Linux: string equality without options uses Swift's canonical equivalence (a
+///   precomposed `é` equals `e` + combining accent); Apple's `NSString` compares UTF-16 code units,
+///   so it only treats them as equal with `[n]`-normalized input or `[d]`.
 /// - Note: Linux: custom-selector comparisons (`init(leftExpression:rightExpression:customSelector:)`)
 ///   are not available: there is no Objective-C runtime.
 open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {

@@ -16,7 +16,7 @@ import Foundation
 /// - Note: Linux: Apple raises when a property that does not fit the expression type is read
 ///   (`keyPath` of a constant expression, ...). We return a neutral value (`""`, `nil`, an empty
 ///   array, a `nil` constant) instead, so reading never crashes.
-open class NSExpression: NSObject, @unchecked Sendable {
+open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked Sendable: every stored property is immutable after init; constant values and
     // closures are the caller's to keep thread-safe, as on Apple platforms.
 
@@ -232,6 +232,14 @@ open class NSExpression: NSObject, @unchecked Sendable {
         }
     }
 
+    /// `FIRST`, `LAST` or `SIZE` for the index of a subscript (`items[LAST]` is the function
+    /// `objectFrom:withIndex:` applied to `items` and this expression); nil for any other
+    /// expression. Lets SQL generators tell `[LAST]` from a dictionary key `['LAST']`.
+    package var _ocdSymbolicIndex: String? {
+        if case .symbolic(let name) = _node { return name }
+        return nil
+    }
+
     /// The key path of a key-path expression.
     open var keyPath: String {
         if case .keyPath(_, let path) = _node { return path }
@@ -355,5 +363,10 @@ open class NSExpression: NSObject, @unchecked Sendable {
     }
 
     /// The expression in format syntax; parses back to an equal expression.
+    /// Returns `self`: instances are immutable.
+    ///
+    /// Related Core Data documentation: [NSCopying](https://developer.apple.com/documentation/foundation/nscopying)
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
     open override var description: String { PredicateFormatter.format(self) }
 }

@@ -20,7 +20,7 @@ import Foundation
 ///   that evaluates to `false` and makes fetches throw ``OpenCoreDataError/Code/invalidFormat``;
 ///   ``init(validatingFormat:_:)`` throws that error directly. Evaluation never raises either: where
 ///   Apple raises (comparing a string with a number, an unknown variable), the comparison is `false`.
-open class NSPredicate: NSObject, @unchecked Sendable {
+open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked Sendable: all stored properties are immutable after init. Block predicates hold a
     // closure the caller is responsible for, as with Apple's `NSPredicate(block:)`.
 
@@ -114,6 +114,11 @@ open class NSPredicate: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [predicateFormat](https://developer.apple.com/documentation/foundation/nspredicate/predicateformat)
     open var predicateFormat: String { PredicateFormatter.format(self) }
+
+    /// Returns `self`: instances are immutable.
+    ///
+    /// Related Core Data documentation: [NSCopying](https://developer.apple.com/documentation/foundation/nscopying)
+    open func copy(with zone: NSZone? = nil) -> Any { self }
 
     open override var description: String { predicateFormat }
 

@@ -17,7 +17,7 @@ import Foundation
 ///   `localizedStandardCompare:`) and Swift key-path initializers are not available; use
 ///   ``init(key:ascending:comparator:)``. Values that cannot be ordered against each other
 ///   (a string and a number) compare as equal instead of raising.
-open class NSSortDescriptor: NSObject, @unchecked Sendable {
+open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked Sendable: immutable after init; the comparator closure is the caller's to keep
     // thread-safe, as with Apple's `Comparator`.
 
@@ -110,6 +110,11 @@ open class NSSortDescriptor: NSObject, @unchecked Sendable {
     }
 
     /// Apple's form: `(name, ascending, compare:)`.
+    /// Returns `self`: instances are immutable.
+    ///
+    /// Related Core Data documentation: [NSCopying](https://developer.apple.com/documentation/foundation/nscopying)
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
     open override var description: String {
         "(\(key ?? "SELF"), \(ascending ? "ascending" : "descending"), \(_comparator == nil ? "compare:" : "comparator"))"
     }

@@ -72,6 +72,8 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(hand.isEqual(NSPredicate(format: "name CONTAINS 'y'")))
         #expect(hand.predicateFormat == NSPredicate(format: "name CONTAINS 'y'").predicateFormat)
         #expect(Set([NSPredicate(format: "a == 1"), NSPredicate(format: "a = 1")]).count == 1)
+        let p = NSPredicate(format: "a == 1")
+        #expect((p.copy() as? NSPredicate)?.isEqual(p) == true)
     }
 
     @Test func substitutionPrinting() {
