@@ -40,7 +40,10 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(holds("name MATCHES[c] 'crème.*'", object))
         #expect(!holds("name MATCHES '('", object), "bad pattern: false, not a crash")
         #expect(holds("name > 'Apple' AND name < 'Dog'", object))
-        #expect(!holds("name CONTAINS ''", object), "NSString: an empty needle is not found")
+        // Apple's behaviour for an empty needle is unverified; we follow NSString's rangeOfString:,
+        // which does not find an empty string.
+        #expect(!holds("name CONTAINS ''", object))
+        #expect(!holds("name BEGINSWITH ''", object))
     }
 
     @Test func nilSemantics() {
@@ -89,7 +92,9 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(holds("SUBQUERY(kids, $k, $k.age > 5).@count == 2", object))
         #expect(holds("count:(numbers) == 3 AND sum:(numbers) == 6 AND average:(numbers) == 2", object))
         #expect(holds("kids.name CONTAINS 'Cid'", object))
-        #expect(holds("ALL {} == 1", object), "ALL over an empty collection is true")
+        // ALL over an empty collection is vacuously true here (as SQL's NOT EXISTS form is);
+        // Apple's in-memory answer is unverified (MIOCoreData only prints it, corpus case 0130).
+        #expect(holds("ALL {} == 1", object))
     }
 
     @Test func arithmeticAndFunctions() {
