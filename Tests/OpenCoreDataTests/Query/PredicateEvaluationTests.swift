@@ -210,6 +210,19 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(holds("SELF IN %@", ann, [ann]))
         #expect(holds("ANY department.employees.name == 'Bob'", ann))
 
+        // Key paths checked against the entity, as Apple's fetch does ("keypath x not found in entity").
+        #expect(throws: Never.self) {
+            try NSPredicate(format: "department.name == 'x' AND age > 1 AND ANY department.employees.born == nil AND department.employees.@count > 0")
+                ._ocdValidate(for: graph.person)
+            try NSPredicate(format: "SUBQUERY(employees, $e, $e.age > 40 AND $e.department.name != nil).@count == 1")._ocdValidate(for: graph.department)
+        }
+        #expect(throws: OpenCoreDataError.self) { try NSPredicate(format: "nmae == 'x'")._ocdValidate(for: graph.person) }
+        #expect(throws: OpenCoreDataError.self) { try NSPredicate(format: "department.nme == 'x'")._ocdValidate(for: graph.person) }
+        #expect(throws: OpenCoreDataError.self) {
+            try NSPredicate(format: "SUBQUERY(employees, $e, $e.agee > 40).@count == 1")._ocdValidate(for: graph.department)
+        }
+        #expect(throws: OpenCoreDataError.self) { try NSPredicate(format: "age >")._ocdValidate(for: graph.person) }
+
         let byAge = NSSortDescriptor(key: "age", ascending: true)
         #expect(byAge.compare(ann, to: bob) == .orderedAscending)
         #expect(NSSortDescriptor(key: "department.name", ascending: true).compare(ann, to: bob) == .orderedSame)
