@@ -28,7 +28,18 @@ open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
         case subquery = 13, aggregate, anyKey = 15, block = 19, conditional = 20
     }
 
-    /// The structure of an expression.
+    /// The structure of an expression. What the parser builds, for code that reads the tree
+    /// (SQL generation):
+    /// - `a.b.@count`, `a.@sum.b`: one key-path expression with the whole dotted path.
+    /// - `$x.age`, `SUBQUERY(...).@count`: a key path (`age`, `@count`) whose ``operand`` is the
+    ///   variable or subquery expression. `SELF.a` is the plain key path `a`.
+    /// - `a[2]`, `a['key']`, `a[LAST]`: function `objectFrom:withIndex:` with arguments
+    ///   `[a, index]`; `FIRST`/`LAST`/`SIZE` indexes are ``_ocdSymbolicIndex``.
+    /// - `a + b` etc.: functions `add:to:`, `from:subtract:`, `multiply:by:`, `divide:by:`,
+    ///   `raise:toPower:`, `bitwiseAnd:with:`, `bitwiseOr:with:`, `bitwiseXor:with:`; unary minus of a
+    ///   non-constant is `from:subtract:` with a 0 constant first.
+    /// - `NONE p` is `NOT (ANY p)`; `CAST(constant, 'NSDate')` is folded into a constant.
+    /// - `{1, 2}` stays an aggregate expression; `%@` with an array is a constant array.
     package enum Node {
         case constant(Any?)
         /// `FIRST`, `LAST`, `SIZE` in an index subscript (`array[LAST]`). Typed `constantValue`.
