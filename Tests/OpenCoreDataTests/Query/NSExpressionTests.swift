@@ -67,6 +67,22 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(value("nosuchfunction:", 1) == nil, "Apple raises; we evaluate to nil")
     }
 
+    /// Derived-attribute expressions seen in models (docs/FORMATS.md §4.2).
+    @Test func derivedAttributeForms() throws {
+        let object: [String: Any] = ["title": "Crème", "articles": [["wordCount": 3], ["wordCount": 4]]]
+        func value(_ format: String) throws -> Any? {
+            try NSExpression(validatingFormat: format).expressionValue(with: object, context: nil)
+        }
+        #expect(try value("uppercase:(title)") as? String == "CRÈME")
+        #expect(try value("lowercase:(title)") as? String == "crème")
+        #expect(try value("canonical:(title)") as? String == "creme")
+        #expect(try value("now()") is Date)
+        #expect(try value("articles.@count") as? Int == 2)
+        #expect(try value("articles.wordCount.@sum") as? Int == 7)
+        #expect(try value("articles.@sum.wordCount") as? Int == 7)
+        #expect(try NSExpression(validatingFormat: "uppercase:(title)").function == "uppercase:")
+    }
+
     @Test func formatAndEquality() {
         let e = NSExpression(format: "price * %d", 2)
         #expect(e.description == "price * 2")
