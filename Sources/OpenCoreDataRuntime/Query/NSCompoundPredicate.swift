@@ -60,9 +60,9 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
     package override func _evaluate(_ object: Any?, scope: EvaluationScope) -> Bool {
         let subs = _subpredicates
         switch compoundPredicateType {
-        case .and: return subs.allSatisfy { $0._evaluate(object, scope: scope) }
-        case .or: return subs.contains { $0._evaluate(object, scope: scope) }
-        case .not: return !(subs.first?._evaluate(object, scope: scope) ?? false)
+        case .and: return subs.allSatisfy { $0._evaluateNested(object, scope: scope) }
+        case .or: return subs.contains { $0._evaluateNested(object, scope: scope) }
+        case .not: return !(subs.first?._evaluateNested(object, scope: scope) ?? true)  // prints as NOT TRUEPREDICATE
         }
     }
 

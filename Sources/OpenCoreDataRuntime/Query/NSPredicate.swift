@@ -67,7 +67,7 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [evaluate(with:)](https://developer.apple.com/documentation/foundation/nspredicate/evaluate(with:))
     open func evaluate(with object: Any?) -> Bool {
-        _evaluate(object, scope: EvaluationScope(bindings: [:], context: nil))
+        evaluate(with: object, substitutionVariables: nil)
     }
 
     /// Whether `object` satisfies the predicate, with `$variables` taken from `bindings`.
@@ -84,6 +84,16 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
         case .block(let block): return block(object, scope.bindings)
         case .invalid, .subclass: return false
         }
+    }
+
+    /// Evaluation of a nested predicate (inside a compound, SUBQUERY or TERNARY). A user subclass
+    /// that overrides ``evaluate(with:substitutionVariables:)`` gets its override called.
+    package func _evaluateNested(_ object: Any?, scope: EvaluationScope) -> Bool {
+        let type = Swift.type(of: self)
+        if type == NSPredicate.self || type == NSComparisonPredicate.self || type == NSCompoundPredicate.self {
+            return _evaluate(object, scope: scope)
+        }
+        return scope.bindings.isEmpty ? evaluate(with: object) : evaluate(with: object, substitutionVariables: scope.bindings)
     }
 
     /// A copy with every `$variable` that `variables` names replaced by a constant.

@@ -173,13 +173,13 @@ package enum PredicateEvaluator {
             return result
         case .subquery(let collection, let variable, let predicate):
             let items = PredicateValues.elements(value(of: collection, object: object, scope: scope)) ?? []
-            return items.filter { predicate._evaluate($0, scope: scope.binding(variable, to: $0)) }
+            return items.filter { predicate._evaluateNested($0, scope: scope.binding(variable, to: $0)) }
         case .anyKey:
             return nil
         case .block(let block, let arguments):
             return PredicateValues.normalize(block(object, arguments ?? [], scope.context))
         case .conditional(let predicate, let yes, let no):
-            return value(of: predicate._evaluate(object, scope: scope) ? yes : no, object: object, scope: scope)
+            return value(of: predicate._evaluateNested(object, scope: scope) ? yes : no, object: object, scope: scope)
         }
     }
 

@@ -146,6 +146,21 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(e.expressionValue(with: nil, context: context) as? Int == 3)
     }
 
+    private final class OddPredicate: NSPredicate, @unchecked Sendable {
+        init() { super.init(value: false) }
+        override func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool {
+            ((object as? Int) ?? 0) % 2 == 1
+        }
+    }
+
+    @Test func userSubclassesInsideCompounds() {
+        let odd = OddPredicate()
+        #expect(NSCompoundPredicate(andPredicateWithSubpredicates: [odd, NSPredicate(format: "SELF > 2")]).evaluate(with: 3))
+        #expect(!NSCompoundPredicate(notPredicateWithSubpredicate: odd).evaluate(with: 3))
+        #expect(NSCompoundPredicate(type: .not, subpredicates: []).predicateFormat == "NOT TRUEPREDICATE")
+        #expect(!NSCompoundPredicate(type: .not, subpredicates: []).evaluate(with: nil))
+    }
+
     @Test func blockAndCompoundAPI() {
         let even = NSPredicate { object, _ in ((object as? Int) ?? 1) % 2 == 0 }
         #expect(even.evaluate(with: 4))
