@@ -65,8 +65,8 @@ package struct PredicateLexer {
         index + ahead < chars.count ? chars[index + ahead] : nil
     }
 
-    private func error(_ message: String, at offset: Int) -> OpenCoreDataError {
-        PredicateSyntaxError(format: format, offset: offset, message: message).openCoreDataError
+    private func error(_ message: String, at offset: Int) -> PredicateSyntaxError {
+        PredicateSyntaxError(format: format, offset: offset, message: message)
     }
 
     private static func isWordStart(_ c: Character) -> Bool { c.isLetter || c == "_" }

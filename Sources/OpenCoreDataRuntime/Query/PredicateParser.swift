@@ -14,6 +14,9 @@ package struct PredicateParser {
     private let tokens: [PredicateToken]
     private let arguments: [Any]
     private var position = 0
+    /// Nesting depth of the recursive descent, bounded so hostile input cannot overflow the stack.
+    private var depth = 0
+    private static let maximumDepth = 256
 
     private init(format: String, arguments: [Any]) throws {
         self.format = format
@@ -22,6 +25,14 @@ package struct PredicateParser {
     }
 
     package static func parsePredicate(_ format: String, arguments: [Any]) throws -> NSPredicate {
+        try reporting { try parsePredicateThrowingSyntaxError(format, arguments: arguments) }
+    }
+
+    package static func parseExpression(_ format: String, arguments: [Any]) throws -> NSExpression {
+        try reporting { try parseExpressionThrowingSyntaxError(format, arguments: arguments) }
+    }
+
+    private static func parsePredicateThrowingSyntaxError(_ format: String, arguments: [Any]) throws -> NSPredicate {
         var parser = try PredicateParser(format: format, arguments: arguments)
         if parser.current.kind == .end { throw parser.error("expected a predicate", at: parser.current) }
         let predicate = try parser.parseOr()
@@ -31,7 +42,7 @@ package struct PredicateParser {
         return predicate
     }
 
-    package static func parseExpression(_ format: String, arguments: [Any]) throws -> NSExpression {
+    private static func parseExpressionThrowingSyntaxError(_ format: String, arguments: [Any]) throws -> NSExpression {
         var parser = try PredicateParser(format: format, arguments: arguments)
         let expression = try parser.parseExpression()
         guard parser.current.kind == .end else {
@@ -68,12 +79,10 @@ package struct PredicateParser {
         guard accept(symbol: symbol) else { throw error("expected \(what)", at: current) }
     }
 
-    private func error(_ message: String, at token: PredicateToken) -> OpenCoreDataError {
-        PredicateSyntaxError(format: format, offset: token.offset, message: message).openCoreDataError
-    }
-
-    private func error(_ message: String, offset: Int) -> OpenCoreDataError {
-        PredicateSyntaxError(format: format, offset: offset, message: message).openCoreDataError
+    /// Errors stay cheap `PredicateSyntaxError`s while parsing (backtracking throws many); the
+    /// entry points turn the one that escapes into an ``OpenCoreDataError``.
+    private func error(_ message: String, at token: PredicateToken) -> PredicateSyntaxError {
+        PredicateSyntaxError(format: format, offset: token.offset, message: message)
     }
 
     private func afterPrevious() -> String {
@@ -82,12 +91,27 @@ package struct PredicateParser {
     }
 
     private static func offset(of error: any Error) -> Int {
-        ((error as? OpenCoreDataError)?.underlyingError as? PredicateSyntaxError)?.offset ?? -1
+        (error as? PredicateSyntaxError)?.offset ?? -1
+    }
+
+    private static func reporting<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PredicateSyntaxError {
+            throw error.openCoreDataError
+        }
+    }
+
+    private mutating func enter() throws {
+        depth += 1
+        if depth > Self.maximumDepth { throw error("nesting deeper than \(Self.maximumDepth) levels", at: current) }
     }
 
     // MARK: Predicates
 
     private mutating func parseOr() throws -> NSPredicate {
+        try enter()
+        defer { depth -= 1 }
         var subpredicates = [try parseAnd()]
         while accept(keyword: "OR") || accept(symbol: "||") { subpredicates.append(try parseAnd()) }
         return subpredicates.count == 1 ? subpredicates[0] : NSCompoundPredicate(type: .or, subpredicates: subpredicates)
@@ -100,6 +124,8 @@ package struct PredicateParser {
     }
 
     private mutating func parseNot() throws -> NSPredicate {
+        try enter()
+        defer { depth -= 1 }
         if accept(keyword: "NOT") || accept(symbol: "!") {
             if current.kind == .end { throw error("expected a predicate\(afterPrevious())", at: current) }
             return NSCompoundPredicate(type: .not, subpredicates: [try parseNot()])
@@ -207,6 +233,8 @@ package struct PredicateParser {
     // MARK: Expressions
 
     private mutating func parseExpression() throws -> NSExpression {
+        try enter()
+        defer { depth -= 1 }
         var lhs = try parseBitOr()
         while true {
             let type: NSExpression.ExpressionType
@@ -253,6 +281,8 @@ package struct PredicateParser {
     }
 
     private mutating func parseUnary() throws -> NSExpression {
+        try enter()
+        defer { depth -= 1 }
         if accept(symbol: "-") {
             let operand = try parseUnary()
             if case .constant(let value) = operand._node, let negated = PredicateValues.negate(value) {
@@ -476,7 +506,7 @@ package struct PredicateParser {
         guard case .specifier(let conversion, let text, _) = token.kind else { return NSExpression(_node: .constant(nil)) }
         if conversion == "K" { return NSExpression(_node: .keyPath(operand: nil, path: try keyPathArgument(token))) }
         let value = try argument(for: token)
-        func mismatch(_ expected: String) -> OpenCoreDataError {
+        func mismatch(_ expected: String) -> PredicateSyntaxError {
             let typeName = value.map { "\(type(of: $0))" } ?? "nil"
             return error("'\(text)' expects \(expected), got \(typeName)", at: token)
         }

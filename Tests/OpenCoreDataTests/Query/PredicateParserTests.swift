@@ -196,6 +196,15 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(parseError("a == 1 AND")?.message.hasPrefix("expected a predicate after 'AND'") == true)
     }
 
+    @Test func deepNestingIsAnErrorNotAStackOverflow() {
+        let deep = String(repeating: "(", count: 100_000) + "a == 1" + String(repeating: ")", count: 100_000)
+        #expect(parseError(deep)?.message.hasPrefix("nesting deeper than 256 levels") == true)
+        #expect(parseError(String(repeating: "NOT ", count: 10_000) + "a == 1") != nil)
+        #expect(parseError("a == " + String(repeating: "-", count: 10_000) + "1") != nil)
+        let fine = String(repeating: "(", count: 50) + "a == 1" + String(repeating: ")", count: 50)
+        #expect(NSPredicate(format: fine).evaluate(with: ["a": 1]))
+    }
+
     @Test func malformedFormatNeverCrashesAndFetchCheckThrows() {
         let p = NSPredicate(format: "name == AND x")
         #expect(!p.evaluate(with: ["name": "x"]))
