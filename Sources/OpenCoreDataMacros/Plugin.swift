@@ -3,5 +3,7 @@ import SwiftSyntaxMacros
 
 @main
 struct OpenCoreDataMacrosPlugin: CompilerPlugin {
-    let providingMacros: [any Macro.Type] = []
+    let providingMacros: [any Macro.Type] = [
+        ManagedPropertyMacro.self,
+    ]
 }

@@ -105,15 +105,34 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         return try await context.perform { () throws(E) -> T in try block(context) }
     }
 
-    /// Finds `<name>.momd`, `<name>.mom` or `<name>.xcdatamodeld` in the program's bundles.
+    /// Finds `<name>.momd`, `<name>.mom`, `<name>.xcdatamodeld` or `<name>.xcdatamodel` in the
+    /// program's bundles, including SwiftPM resource bundles (`<Package>_<Target>.resources` beside
+    /// the executable on Linux), so `NSPersistentContainer(name:)` finds a model a target ships.
     package class func findModel(named name: String) -> NSManagedObjectModel? {
-        for bundle in [Bundle.main] + Bundle.allBundles {
+        for directory in modelSearchDirectories() {
             for ext in ["momd", "mom", "xcdatamodeld", "xcdatamodel"] {
-                if let url = bundle.url(forResource: name, withExtension: ext), let model = NSManagedObjectModel(contentsOf: url) {
+                let url = directory.appendingPathComponent("\(name).\(ext)")
+                if FileManager.default.fileExists(atPath: url.path), let model = NSManagedObjectModel(contentsOf: url) {
                     return model
                 }
             }
         }
         return nil
+    }
+
+    private class func modelSearchDirectories() -> [URL] {
+        var directories: [URL] = []
+        for bundle in [Bundle.main] + Bundle.allBundles {
+            if let resources = bundle.resourceURL { directories.append(resources) }
+            directories.append(bundle.bundleURL)
+        }
+        let executableDirectory = Bundle.main.executableURL?.deletingLastPathComponent() ?? Bundle.main.bundleURL
+        let children = (try? FileManager.default.contentsOfDirectory(at: executableDirectory, includingPropertiesForKeys: nil)) ?? []
+        for child in children.sorted(by: { $0.path < $1.path })
+        where child.pathExtension == "resources" || child.pathExtension == "bundle" {
+            directories.append(child)
+            directories.append(child.appendingPathComponent("Contents/Resources"))
+        }
+        return directories
     }
 }

@@ -27,7 +27,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     public init(managedObjectModel model: NSManagedObjectModel) {
         managedObjectModel = model
         super.init()
-        for entity in model.entities { _ = entity.layout }
+        for entity in model.entities {
+            // Resolve the entity's class now (found at once for a qualified `managedObjectClassName`)
+            // so that `Class.entity()` answers before the first object is created or fetched.
+            let layout = entity.layout
+            layout.noteClass(layout.managedObjectClass)
+        }
     }
 
     /// The stores added so far.

@@ -95,9 +95,10 @@ open class NSManagedObject: NSObject {
 
     /// The entity of this class in the model of the first coordinator that used it.
     ///
-    /// - Note: Linux: Apple looks the class up in every loaded model; here the class must have been
-    ///   used with a model (an object created or fetched) before `entity()` answers, else it returns an
-    ///   empty entity named after the class and logs.
+    /// - Note: Linux: Apple looks the class up in every loaded model; here `entity()` answers once a
+    ///   coordinator was created for a model whose entity names the class by its qualified name
+    ///   (`NSStringFromClass`), or once the class was used with a model (an object created or
+    ///   fetched); before that it returns an empty entity named after the class and logs.
     ///
     /// Related Core Data documentation: [entity()](https://developer.apple.com/documentation/coredata/nsmanagedobject/entity())
     open class func entity() -> NSEntityDescription {

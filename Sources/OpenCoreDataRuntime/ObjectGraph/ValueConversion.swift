@@ -60,6 +60,12 @@ package enum ValueConversion {
             return number(value) as? T
         }
         if let list = value as? ManagedObjectList { return list.publicValue as? T ?? Set(list.objects) as? T }
+        // A to-many relationship read as another collection type: an ordered one (`NSOrderedSet`)
+        // as `[Element]` or a `Set`, an unordered one (`Set<NSManagedObject>`) as `[Element]`.
+        if let ordered = value as? NSOrderedSet {
+            return ordered.array as? T ?? Set(ordered.array.compactMap { $0 as? NSManagedObject }) as? T
+        }
+        if let objects = value as? Set<NSManagedObject> { return Array(objects) as? T }
         return nil
     }
 

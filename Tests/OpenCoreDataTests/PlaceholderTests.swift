@@ -1,3 +1,0 @@
-import Testing
-@testable import OpenCoreDataRuntime
-@Test func placeholder() { #expect(Bool(true)) }
