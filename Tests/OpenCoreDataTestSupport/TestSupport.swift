@@ -1,22 +1,6 @@
 import Foundation
 import OpenCoreData
 
-/// A directory under the system's temporary directory that the test owns; removed by `remove()`.
-public struct TemporaryDirectory: Sendable {
-    public let url: URL
-
-    public init(_ label: String = "OpenCoreDataTests") throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    /// A file URL inside the directory.
-    public func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    public func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
 /// Builds coordinators and contexts for store tests.
 public enum StoreHarness {
     /// A coordinator with one store of `storeType` (at `url`, or a fresh file in `directory`).
@@ -314,7 +298,7 @@ public final class TestStore {
     public init(_ storeType: String, model: NSManagedObjectModel = TestModels.company()) throws {
         self.storeType = storeType
         self.model = model
-        directory = storeType == NSSQLiteStoreType ? try TemporaryDirectory() : nil
+        directory = storeType == NSSQLiteStoreType ? TemporaryDirectory() : nil
         coordinator = try StoreHarness.coordinator(model: model, storeType: storeType, directory: directory)
     }
 

@@ -501,7 +501,7 @@ struct SQLiteStoreTests {
     // MARK: Files that are not stores
 
     private func expectRejected(_ bytes: Data, code: OpenCoreDataError.Code = .persistentStoreOpen) throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("Store.sqlite")
         try bytes.write(to: url)
@@ -519,7 +519,7 @@ struct SQLiteStoreTests {
         try expectRejected(Data())
 
         // A SQLite database that is not a Core Data store.
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         defer { directory.remove() }
         let plain = directory.file("plain.sqlite")
         try RawDatabase(plain, readOnly: false).execute("CREATE TABLE foo (bar INTEGER); INSERT INTO foo VALUES (1)")
@@ -624,7 +624,7 @@ struct SQLiteStoreTests {
     }
 
     @Test func pragmasAndReadOnlyOptions() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("Store.sqlite")
         let writer = try StoreHarness.coordinator(
@@ -699,7 +699,7 @@ struct SQLiteStoreTests {
     }
 
     @Test func readsMetadataOfAppleWrittenStoreWithoutTouchingIt() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("SampleModel3_V1.sqlite")
         try FileManager.default.copyItem(
@@ -722,7 +722,7 @@ struct SQLiteStoreTests {
     /// and to-many through the foreign key). The version-hash check is bypassed by wiring the store by
     /// hand, because the model's hashes are placeholders until FORMATS §2 lands; this tests decoding only.
     @Test func decodesAppleWrittenRows() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("SampleModel_V1.sqlite")
         try FileManager.default.copyItem(
@@ -768,7 +768,7 @@ struct SQLiteStoreTests {
         .disabled(
             if: placeholderHashes, "needs version hashes (FORMATS §2): Apple's stored hashes must match the model's"))
     func readsAppleWrittenSampleModel3() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("SampleModel3_V1.sqlite")
         try FileManager.default.copyItem(
