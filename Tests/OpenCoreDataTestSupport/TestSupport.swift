@@ -25,21 +25,6 @@ public enum StoreHarness {
     public static func close(_ coordinator: NSPersistentStoreCoordinator) {
         for store in coordinator.persistentStores { try? coordinator.remove(store) }
     }
-
-    /// Whether the predicate engine is the real one (the placeholder shell evaluates everything to true).
-    public static var predicateEvaluationAvailable: Bool {
-        !NSComparisonPredicate(
-            leftExpression: NSExpression(forConstantValue: 1), rightExpression: NSExpression(forConstantValue: 2),
-            modifier: .direct, type: .equalTo
-        ).evaluate(with: nil)
-    }
-
-    /// Whether sort descriptors compare in memory (the placeholder shell says every pair is the same).
-    public static var inMemorySortingAvailable: Bool {
-        let a = NSDictionary(dictionary: ["k": 1])
-        let b = NSDictionary(dictionary: ["k": 2])
-        return NSSortDescriptor(key: "k", ascending: true).compare(a, to: b) != .orderedSame
-    }
 }
 
 /// Models built in code for store tests.

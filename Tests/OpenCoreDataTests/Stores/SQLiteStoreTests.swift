@@ -61,10 +61,6 @@ struct SQLiteStoreTests {
         try #require(coordinator.persistentStores.first as? SQLiteStore)
     }
 
-    private static var placeholderHashes: Bool {
-        TestModels.company().entityVersionHashesByName.values.allSatisfy { $0 == Data(count: 32) }
-    }
-
     // MARK: Values
 
     @Test func everyAttributeTypeRoundTrips() throws {
@@ -239,6 +235,59 @@ struct SQLiteStoreTests {
             ])
     }
 
+    @Test func formatStringPredicatesRunInSQL() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        let sales = insertObject("Department", ["name": "Sales"], into: context)
+        for (name, age) in [("Ann", 30), ("Bob", 40), ("Cid", 25)] {
+            insertObject("Employee", ["name": name, "age": age, "department": sales], into: context)
+        }
+        try context.save()
+        var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        func names(_ format: String, _ args: Any?...) throws -> [String] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate(format: format, argumentArray: args.map { $0 as Any })
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            return try store.newContext().fetch(request).compactMap { $0.value(forKey: "name") as? String }
+        }
+        let cases: [(String, [Any?], [String], String)] = [
+            ("age IN {25, 30}", [], ["Ann", "Cid"], "t0.ZAGE IN (?, ?)"),
+            ("age BETWEEN {26, 40}", [], ["Ann", "Bob"], "t0.ZAGE >= ? AND t0.ZAGE <= ?"),
+            ("name IN %@", [["Bob", "Cid"]], ["Bob", "Cid"], "t0.ZNAME IN (?, ?)"),
+            ("department.name ==[c] %@", ["SALES"], ["Ann", "Bob", "Cid"], "ocd_strop(4, 1, t1.ZNAME, ?)"),
+            ("ANY department.employees.age > 35", [], ["Ann", "Bob", "Cid"], ""),  // in memory: to-many after a to-one
+        ]
+        for (format, args, expected, fragment) in cases {
+            statements.removeAll()
+            #expect(try names(format, args.first ?? nil) == expected, "\(format)")
+            #expect(
+                fragment.isEmpty || statements.last?.contains(fragment) == true, "\(format): \(statements.last ?? "")")
+        }
+    }
+
+    @Test func sortsWithAComparatorInMemory() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        for name in ["Bea", "Al", "Christopher", "Dot"] { insertObject("Employee", ["name": name], into: context) }
+        try context.save()
+        var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+        request.sortDescriptors = [
+            NSSortDescriptor(key: "name", ascending: false) { a, b in
+                let (x, y) = ((a as? String)?.count ?? 0, (b as? String)?.count ?? 0)
+                return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+            },
+            NSSortDescriptor(key: "name", ascending: true),
+        ]
+        request.fetchLimit = 3
+        let names = try store.newContext().fetch(request).compactMap { $0.value(forKey: "name") as? String }
+        #expect(names == ["Christopher", "Bea", "Dot"])
+        #expect(statements.last?.contains("ORDER BY t0.Z_PK") == true)
+        #expect(statements.last?.contains("LIMIT") == false)
+    }
+
     @Test func toManyKeyPathsBecomeCorrelatedSubqueries() throws {
         let store = try TestStore(NSSQLiteStoreType)
         var statements: [String] = []
@@ -396,15 +445,9 @@ struct SQLiteStoreTests {
         #expect(try names(and(comparison("age", .lessThan, 27), EvenAge()), limit: 2, offset: 1) == ["E24", "E22"])
         #expect(statements.last?.contains("WHERE (t0.ZAGE IS NOT NULL AND t0.ZAGE < ?)") == true)
         #expect(statements.last?.contains("LIMIT") == false)
-        // OR cannot be split: all of it runs in memory, which needs the query engine for the comparison.
-        try withKnownIssue(
-            "in-memory comparison evaluation is a placeholder until the query engine lands", isIntermittent: true
-        ) { () throws in
-            #expect(
-                try names(or(comparison("age", .equalTo, 21), EvenAge())) == ["E28", "E26", "E24", "E22", "E21", "E20"])
-        } when: {
-            !StoreHarness.predicateEvaluationAvailable
-        }
+        // OR cannot be split: all of it runs in memory.
+        #expect(
+            try names(or(comparison("age", .equalTo, 21), EvenAge())) == ["E28", "E26", "E24", "E22", "E21", "E20"])
         let count = NSFetchRequest<NSManagedObject>(entityName: "Employee")
         count.predicate = EvenAge()
         #expect(try reader.count(for: count) == 5)
@@ -568,8 +611,7 @@ struct SQLiteStoreTests {
         #expect(try store.newContext().count(for: NSFetchRequest<NSManagedObject>(entityName: "Department")) == 1)
     }
 
-    @Test(.disabled(if: placeholderHashes, "needs version hashes (FORMATS §2)"))
-    func changedAttributeTypeIsIncompatible() throws {
+    @Test func changedAttributeTypeIsIncompatible() throws {
         let store = try TestStore(NSSQLiteStoreType)
         StoreHarness.close(store.coordinator)
         let changed = TestModels.company()
@@ -719,8 +761,8 @@ struct SQLiteStoreTests {
     }
 
     /// Decodes Apple-written rows (UUID blobs, 2001-epoch dates, three entities in one table, to-one
-    /// and to-many through the foreign key). The version-hash check is bypassed by wiring the store by
-    /// hand, because the model's hashes are placeholders until FORMATS §2 lands; this tests decoding only.
+    /// and to-many through the foreign key), opened through a coordinator with the model file Apple's
+    /// Core Data used, read by our model loader.
     @Test func decodesAppleWrittenRows() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -728,22 +770,19 @@ struct SQLiteStoreTests {
         try FileManager.default.copyItem(
             at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"), to: url
         )
-        let model = TestModels.coreDataPlusSampleModelV1()
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let store = SQLiteStore(
-            persistentStoreCoordinator: coordinator, configurationName: nil, at: url,
-            options: [NSReadOnlyPersistentStoreOption: true])
-        let stored = try SQLiteStore.readStoredMetadata(at: url)
-        store.schema = SQLiteSchema(model: model, numbers: stored.entityNumbers)
-        store.connection = try SQLiteConnection(url: url, mode: .probe)
-        store.metadata = stored.metadata
-        defer { store.willRemove(from: nil) }
+        let model = try #require(
+            NSManagedObjectModel(
+                contentsOf: try fixture(
+                    "alemar11+CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel.xcdatamodel"
+                )))
+        let coordinator = try StoreHarness.coordinator(model: model, storeType: NSSQLiteStoreType, url: url)
+        defer { StoreHarness.close(coordinator) }
+        let store = try sqliteStore(coordinator)
         let context = StoreHarness.context(coordinator)
         func fetch(_ name: String, subentities: Bool = true) throws -> [NSManagedObject] {
-            let request = NSFetchRequest<any NSFetchRequestResult>(entityName: name)
-            request.entity = model.entitiesByName[name]
+            let request = NSFetchRequest<NSManagedObject>(entityName: name)
             request.includesSubentities = subentities
-            return (try store.execute(request, with: context) as? [Any] ?? []).compactMap { $0 as? NSManagedObject }
+            return try context.fetch(request)
         }
         let cars = try fetch("Car")
         #expect(cars.count == 125)
@@ -764,10 +803,7 @@ struct SQLiteStoreTests {
         #expect(store.identifier == "753753D3-A961-4901-AB05-8CC48B1D3853")
     }
 
-    @Test(
-        .disabled(
-            if: placeholderHashes, "needs version hashes (FORMATS §2): Apple's stored hashes must match the model's"))
-    func readsAppleWrittenSampleModel3() throws {
+    @Test func readsAppleWrittenSampleModel3() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("SampleModel3_V1.sqlite")

@@ -4,10 +4,6 @@ import OpenCoreDataTestSupport
 import Testing
 
 /// Behaviour every store must share, run unchanged against each store type.
-///
-/// The in-memory store evaluates predicates and sort descriptors with the query engine; until that
-/// engine replaces its placeholder, the checks that depend on it are recorded as known issues for
-/// that store only (they turn into ordinary checks once the engine is real).
 @Suite("Store conformance")
 struct StoreConformanceTests {
     static let storeTypes = [NSSQLiteStoreType, NSInMemoryStoreType]
@@ -38,15 +34,6 @@ struct StoreConformanceTests {
         insertObject("Employee", ["name": "Cid", "department": sales, "active": false], into: context)
         insertObject("Manager", ["name": "Dee", "age": 25, "level": 3, "department": lab], into: context)
         try context.save()
-    }
-
-    private func needsQueryEngine(_ store: TestStore, _ body: () throws -> Void) rethrows {
-        try withKnownIssue("in-memory evaluation is a placeholder until the query engine lands", isIntermittent: true) {
-            try body()
-        } when: {
-            store.storeType == NSInMemoryStoreType
-                && !(StoreHarness.predicateEvaluationAvailable && StoreHarness.inMemorySortingAvailable)
-        }
     }
 
     @Test(arguments: storeTypes)
@@ -109,7 +96,7 @@ struct StoreConformanceTests {
         let managers = NSFetchRequest<NSManagedObject>(entityName: "Employee")
         managers.includesSubentities = false
         #expect(try context.count(for: managers) == 3)
-        try needsQueryEngine(store) { () throws in
+        do {
             let older = NSFetchRequest<NSManagedObject>(entityName: "Employee")
             older.predicate = comparison("age", .greaterThanOrEqualTo, 30)
             #expect(try context.count(for: older) == 2)
@@ -121,7 +108,7 @@ struct StoreConformanceTests {
         let store = try TestStore(storeType)
         try seed(store)
         let context = store.newContext()
-        try needsQueryEngine(store) { () throws in
+        do {
             let ascending = try fetch("Employee", context, sort: [NSSortDescriptor(key: "name", ascending: true)])
             #expect(names(ascending) == ["Ann", "Bob", "Cid", "Dee"])
             let byAge = try fetch(
@@ -155,7 +142,7 @@ struct StoreConformanceTests {
         }
         #expect(try matching(NSPredicate(value: true)) == ["Ann", "Bob", "Cid", "Dee"])
         #expect(try matching(NSPredicate(value: false)) == [])
-        try needsQueryEngine(store) { () throws in
+        do {
             #expect(try matching(comparison("name", .equalTo, "Ann")) == ["Ann"])
             #expect(try matching(comparison("age", .notEqualTo, 30)) == ["Bob", "Cid", "Dee"])  // nil age is "not 30"
             #expect(try matching(comparison("age", .lessThan, 30)) == ["Dee"])
@@ -236,7 +223,7 @@ struct StoreConformanceTests {
         #expect(
             Set(names(Array(freshRocket.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann", "Bob"])
         #expect(Set(names(Array(freshBoat.value(forKey: "members") as? Set<NSManagedObject> ?? []))) == ["Ann"])
-        try needsQueryEngine(store) { () throws in
+        do {
             let busy = try fetch("Project", third, predicate: comparison("members.@count", .equalTo, 2))
             #expect(names(busy, "title") == ["Rocket"])
             let boatCrew = NSComparisonPredicate(

@@ -122,6 +122,27 @@ final class SQLiteQuery {
         }
     }
 
+    /// The value of a constant expression (`.some(nil)` for nil), or of an aggregate of constants
+    /// (`{1, 2}` in a format string) as an array; `nil` for any other expression.
+    private static func constant(_ expression: NSExpression) -> Any?? {
+        switch expression.expressionType {
+        case .constantValue:
+            return .some(ValueConversion.unwrap(expression.constantValue).flatMap { $0 is NSNull ? nil : $0 })
+        case .aggregate:
+            guard let items = expression.collection as? [NSExpression] else { return nil }
+            var values: [Any] = []
+            for item in items {
+                guard item.expressionType == .constantValue, let value = ValueConversion.unwrap(item.constantValue),
+                    !(value is NSNull)
+                else { return nil }
+                values.append(value)
+            }
+            return .some(values)
+        default:
+            return nil
+        }
+    }
+
     private func compileComparison(_ predicate: NSComparisonPredicate) -> String? {
         if let sql = compileToManyComparison(predicate) { return sql }
         guard predicate.comparisonPredicateModifier == .direct else { return nil }
@@ -132,8 +153,7 @@ final class SQLiteQuery {
             guard let flippedOp = Self.flipped(op) else { return nil }
             (subject, constant, op) = (constant, subject, flippedOp)
         }
-        guard constant.expressionType == .constantValue else { return nil }
-        let value = ValueConversion.unwrap(constant.constantValue).flatMap { $0 is NSNull ? nil : $0 }
+        guard let value = Self.constant(constant) else { return nil }
         switch subject.expressionType {
         case .evaluatedObject:
             return compileObjectComparison("\(rootAlias).Z_PK", op: op, value: value)
@@ -157,7 +177,7 @@ final class SQLiteQuery {
     /// relationship of the fetched entity: correlated subqueries over the destination rows.
     private func compileToManyComparison(_ predicate: NSComparisonPredicate) -> String? {
         let subject = predicate.leftExpression
-        guard subject.expressionType == .keyPath, predicate.rightExpression.expressionType == .constantValue else {
+        guard subject.expressionType == .keyPath, Self.constant(predicate.rightExpression) != nil else {
             return nil
         }
         let parts = subject.keyPath.split(separator: ".", maxSplits: 1).map(String.init)
@@ -330,12 +350,27 @@ final class SQLiteQuery {
 
     // MARK: Sorting
 
+    /// Whether a sort descriptor was made with a comparator closure, which SQL cannot run.
+    ///
+    /// NSSortDescriptor keeps the closure in a private stored property; reflection reads whether it
+    /// is set. (A `package` accessor on NSSortDescriptor would be cleaner; Query/ is not this
+    /// subsystem's to change.) If the property is ever renamed, this answers `false` and the
+    /// `sortsWithAComparatorInMemory` test fails.
+    static func hasComparator(_ sort: NSSortDescriptor) -> Bool {
+        guard type(of: sort) == NSSortDescriptor.self else { return true }  // a subclass may override compare
+        for child in Mirror(reflecting: sort).children where child.label == "_comparator" {
+            return ValueConversion.unwrap(child.value) != nil
+        }
+        return false
+    }
+
     /// `ORDER BY` terms for the sort descriptors, or `nil` if one cannot be sorted in SQL.
     /// Strings sort by code point (SQLite's BINARY collation on UTF-8), as the in-memory comparison does.
     func orderBy(_ sorts: [NSSortDescriptor]) -> [String]? {
         var terms: [String] = []
         for sort in sorts {
-            guard let key = sort.key, case .attribute(let column, let type)? = resolve(key) else { return nil }
+            guard !Self.hasComparator(sort), let key = sort.key, case .attribute(let column, let type)? = resolve(key)
+            else { return nil }
             guard type != .decimalAttributeType else { return nil }  // text column; numeric order needs memory
             terms.append("\(column) \(sort.ascending ? "ASC" : "DESC")")
         }

@@ -62,7 +62,8 @@ extension SQLiteStore {
             return [Int(count)]
         }
         // IDs, and objects without property values (faults that load when first used), need only keys.
-        let keysOnly = request.resultType == .managedObjectIDResultType
+        let keysOnly =
+            request.resultType == .managedObjectIDResultType
             || (request.resultType == .managedObjectResultType && !request.includesPropertyValues)
         if allInSQL, keysOnly {
             let statement = try connection.prepare("SELECT t0.Z_PK, t0.Z_ENT \(from)\(tail)")

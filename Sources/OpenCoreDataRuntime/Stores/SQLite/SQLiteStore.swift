@@ -86,7 +86,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
         guard !array.isEmpty else { return [] }
         if isReadOnly {
-            throw OpenCoreDataError(.persistentStoreSave, "the store is read-only: it cannot hand out new primary keys", url: url)
+            throw OpenCoreDataError(
+                .persistentStoreSave, "the store is read-only: it cannot hand out new primary keys", url: url)
         }
         let connection = try db()
         var countByRoot: [Int64: Int64] = [:]
