@@ -541,6 +541,26 @@ struct SQLiteStoreTests {
                 "x-coredata://\(store.coordinator.persistentStores[0].identifier!)/Employee/"))
     }
 
+    @Test func twoCoordinatorsWriteConcurrently() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let other = try store.secondCoordinator()
+        defer { StoreHarness.close(other) }
+        let coordinators = [store.coordinator, other]
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            let context = StoreHarness.context(coordinators[worker])
+            for batch in 0..<5 {
+                for i in 0..<20 { insertObject("Employee", ["name": "w\(worker)-\(batch)-\(i)"], into: context) }
+                do { try context.save() } catch { failures.withLock { $0.append("\(error)") } }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let raw = try RawDatabase(try #require(store.url))
+        #expect(try raw.value("SELECT COUNT(*) FROM ZEMPLOYEE") as? Int64 == 200)
+        #expect(try raw.value("SELECT COUNT(DISTINCT Z_PK) FROM ZEMPLOYEE") as? Int64 == 200)
+        #expect(try raw.value("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Employee'") as? Int64 == 200)
+    }
+
     // MARK: Files that are not stores
 
     private func expectRejected(_ bytes: Data, code: OpenCoreDataError.Code = .persistentStoreOpen) throws {
