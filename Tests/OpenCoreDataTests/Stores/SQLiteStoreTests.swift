@@ -780,6 +780,28 @@ struct SQLiteStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["SampleModel3_V1.sqlite"])
     }
 
+    @Test func newStoreCarriesTheModelMetadataAppleWrote() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("Ours.sqlite")
+        let coordinator = try StoreHarness.coordinator(
+            model: TestModels.sampleModel3V1(), storeType: NSSQLiteStoreType, url: url)
+        StoreHarness.close(coordinator)
+        let ours = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        let apple = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType,
+            at: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"))
+        for key in [
+            NSStoreModelVersionHashesKey, "NSStoreModelVersionHashesDigest", NSStoreModelVersionChecksumKey,
+            "NSStoreModelVersionHashesVersion", NSStoreModelVersionIdentifiersKey, NSStoreTypeKey,
+            NSPersistenceFrameworkVersionKey,
+            "_NSAutoVacuumLevel",
+        ] {
+            #expect(ours[key].map { "\($0)" } == apple[key].map { "\($0)" }, "\(key)")
+        }
+        #expect(Set(ours.keys) == Set(apple.keys))
+    }
+
     /// Decodes Apple-written rows (UUID blobs, 2001-epoch dates, three entities in one table, to-one
     /// and to-many through the foreign key), opened through a coordinator with the model file Apple's
     /// Core Data used, read by our model loader.
