@@ -7,11 +7,20 @@ import Foundation
 /// - every compiled condition is 0 or 1, never NULL, so `NOT` and `!=` treat nil as a value
 ///   (`attr != 5` matches rows where `attr` is nil);
 /// - key paths through to-one relationships use `LEFT JOIN`s, so a nil relationship gives nil values;
-/// - string operators (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES`, and `==`/`!=` with
-///   `[c]`/`[d]`) run through the `ocd_strop` function (``SQLiteFunctions``) with Unicode folding.
+/// - string operators (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES`, `==`/`!=`/`IN` with
+///   `[c]`/`[d]` or with non-ASCII constants) run through the `ocd_strop` function
+///   (``SQLiteFunctions``): Unicode folding and canonical equivalence, not SQLite's ASCII rules;
+/// - `ANY`/`ALL` over a to-many relationship of the fetched entity become correlated `EXISTS`
+///   subqueries that skip nil values (a key path's values form a set without nils), and
+///   `rel.@count` a `COUNT(*)` subquery;
+/// - sorts use SQLite's BINARY order (code points), which is Swift's `<` for NFC text; decimals and
+///   descriptors with comparator closures sort in memory.
 ///
-/// Anything else (`ANY`/`ALL`, to-many key paths, functions, two key paths, predicates that are not
-/// the AST classes) returns `nil`, and the store evaluates it in memory.
+/// Compiled: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=`, `IN`, `BETWEEN`) of attributes of every
+/// stored type and of to-one relationships (through any chain of to-one key paths) with constants or
+/// aggregates of constants, `SELF == object`, `AND`/`OR`/`NOT`, `TRUEPREDICATE`/`FALSEPREDICATE`.
+/// Anything else (to-many key paths after a to-one, functions, two key paths, `SUBQUERY`, decimal
+/// comparisons, block predicates, subclasses) returns `nil`, and the store evaluates it in memory.
 final class SQLiteQuery {
     private let schema: SQLiteSchema
     private let mapping: SQLiteSchema.EntityMapping
