@@ -561,6 +561,21 @@ struct SQLiteStoreTests {
         #expect(try raw.value("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Employee'") as? Int64 == 200)
     }
 
+    @Test func fileNamesWithURISpecialCharacters() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("My Store #1?%.sqlite")
+        let writer = try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url)
+        let context = StoreHarness.context(writer)
+        insertObject("Department", ["name": "Sales"], into: context)
+        try context.save()
+        StoreHarness.close(writer)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["My Store #1?%.sqlite"])
+        let reader = try StoreHarness.coordinator(model: TestModels.company(), storeType: NSSQLiteStoreType, url: url)
+        defer { StoreHarness.close(reader) }
+        #expect(try StoreHarness.context(reader).count(for: NSFetchRequest<NSManagedObject>(entityName: "Department")) == 1)
+    }
+
     // MARK: Files that are not stores
 
     private func expectRejected(_ bytes: Data, code: OpenCoreDataError.Code = .persistentStoreOpen) throws {
