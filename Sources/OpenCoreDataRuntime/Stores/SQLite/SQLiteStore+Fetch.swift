@@ -136,7 +136,9 @@ extension SQLiteStore {
         case .dictionaryResultType:
             return slice.map { object in
                 if object._isFault { object._fireFault() }
-                return dictionary(object._committedSnapshot(), entity: object.entity, request: request)
+                // Dictionaries hold the store's values, as when the whole fetch runs in SQL.
+                return dictionary(
+                    object._snapshot ?? object._committedSnapshot(), entity: object.entity, request: request)
             }
         default:
             if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
