@@ -36,7 +36,10 @@ let package = Package(
         // The front module users import: re-exports Foundation and the runtime, declares the macros.
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataRuntime", "OpenCoreDataMacros"]),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData"]),
-        .executableTarget(name: "MoodsExample", dependencies: ["OpenCoreData"], path: "Examples/Moods"),
+        .executableTarget(
+            name: "MoodsExample", dependencies: ["OpenCoreData"], path: "Examples/Moods",
+            resources: [.copy("Moods.xcdatamodeld")]
+        ),
         .target(
             name: "OpenCoreDataTestSupport",
             dependencies: ["OpenCoreData"],
