@@ -360,17 +360,9 @@ final class SQLiteQuery {
     // MARK: Sorting
 
     /// Whether a sort descriptor was made with a comparator closure, which SQL cannot run.
-    ///
-    /// NSSortDescriptor keeps the closure in a private stored property; reflection reads whether it
-    /// is set. (A `package` accessor on NSSortDescriptor would be cleaner; Query/ is not this
-    /// subsystem's to change.) If the property is ever renamed, this answers `false` and the
-    /// `sortsWithAComparatorInMemory` test fails.
     static func hasComparator(_ sort: NSSortDescriptor) -> Bool {
         guard type(of: sort) == NSSortDescriptor.self else { return true }  // a subclass may override compare
-        for child in Mirror(reflecting: sort).children where child.label == "_comparator" {
-            return ValueConversion.unwrap(child.value) != nil
-        }
-        return false
+        return sort._ocdHasComparator
     }
 
     /// `ORDER BY` terms for the sort descriptors, or `nil` if one cannot be sorted in SQL.
