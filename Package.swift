@@ -45,9 +45,18 @@ let package = Package(
             dependencies: ["OpenCoreData"],
             path: "Tests/OpenCoreDataTestSupport"
         ),
+        // A second process for round-trip tests.
+        .executableTarget(
+            name: "AttributeRoundTrip",
+            dependencies: ["OpenCoreData", "OpenCoreDataTestSupport"],
+            path: "Tests/AttributeRoundTrip"
+        ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreData", "OpenCoreDataShim", "OpenCoreDataRuntime", "OpenCoreDataTestSupport", "CSQLite"],
+            dependencies: [
+                "OpenCoreData", "OpenCoreDataShim", "OpenCoreDataRuntime", "OpenCoreDataTestSupport", "CSQLite",
+                "AttributeRoundTrip",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
