@@ -246,21 +246,11 @@ final class SQLiteQuery {
     }
 
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
-        guard let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
-        switch (type, canonical) {
-        case (.integer16AttributeType, let v as Int16): return .integer(Int64(v))
-        case (.integer32AttributeType, let v as Int32): return .integer(Int64(v))
-        case (.integer64AttributeType, let v as Int64): return .integer(v)
-        case (.booleanAttributeType, let v as Bool): return .integer(v ? 1 : 0)
-        case (.doubleAttributeType, let v as Double): return .real(v)
-        case (.floatAttributeType, let v as Float): return .real(Double(v))
-        case (.dateAttributeType, let v as Date): return .real(v.timeIntervalSinceReferenceDate)
-        case (.stringAttributeType, let v as String): return .text(v)
-        case (.URIAttributeType, let v as URL): return .text(v.absoluteString)
-        case (.binaryDataAttributeType, let v as Data), (.transformableAttributeType, let v as Data): return .blob(v)
-        case (.UUIDAttributeType, let v as UUID): return .blob(withUnsafeBytes(of: v.uuid) { Data($0) })
-        default: return nil  // Decimal (stored as text, compares numerically only in memory), object IDs, composites
-        }
+        // Decimals are stored as text and compare numerically only in memory; object IDs and
+        // composites have no comparable column value.
+        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type),
+              let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
+        return SQLiteStore.sqliteValue(canonical, type)
     }
 
     private static func collection(_ value: Any?) -> [Any]? {

@@ -264,7 +264,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     /// The SQLite value for an attribute value (canonicalized first if it is not the canonical type).
-    func sqliteValue(_ value: Any?, _ type: NSAttributeType) -> SQLiteValue {
+    static func sqliteValue(_ value: Any?, _ type: NSAttributeType) -> SQLiteValue {
         guard let value else { return .null }
         switch (type, value) {
         case (.integer16AttributeType, let v as Int16): return .integer(Int64(v))
@@ -286,7 +286,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             guard let canonical = ValueConversion.canonicalize(value, for: type),
                 Swift.type(of: canonical) != Swift.type(of: value)
             else { return .null }
-            return sqliteValue(canonical, type)
+            return Self.sqliteValue(canonical, type)
         }
     }
 
@@ -315,7 +315,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         case (.doubleAttributeType, let v as Double): statement.bind(v, index)
         case (.stringAttributeType, let v as String): statement.bind(v, index)
         case (.dateAttributeType, let v as Date): statement.bind(v.timeIntervalSinceReferenceDate, index)
-        default: statement.bind(sqliteValue(value, type), index)
+        default: statement.bind(Self.sqliteValue(value, type), index)
         }
     }
 }
