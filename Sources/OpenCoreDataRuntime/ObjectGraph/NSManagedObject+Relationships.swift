@@ -3,6 +3,7 @@ import Foundation
 extension NSManagedObject {
     /// The object at a to-one slot, resolving a stored object ID to a (faulted) object.
     package func _toOne(slot: Int) -> NSManagedObject? {
+        if _isFault { _fireFault() }
         switch _values[slot] {
         case let object as NSManagedObject:
             return object
@@ -18,6 +19,7 @@ extension NSManagedObject {
 
     /// The objects of a to-many slot, loading them from the store on first access.
     package func _toMany(slot: Int) -> ManagedObjectList {
+        if _isFault { _fireFault() }
         if let list = _values[slot] as? ManagedObjectList { return list }
         let relationship = _layout.relationships[slot]!
         let loaded = _context?._loadToMany(relationship, of: self) ?? []
