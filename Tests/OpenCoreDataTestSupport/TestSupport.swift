@@ -319,3 +319,44 @@ public func insertObject(_ entity: String, _ values: [String: Any], into context
     for (key, value) in values { object.setValue(value, forKey: key) }
     return object
 }
+
+extension TestModels {
+    /// A graph with every relationship shape and delete rule, for delete-rule and randomized tests.
+    /// Every entity has `uid` (a stable id, required) and `value`.
+    ///
+    /// - `Owner.items` ↔ `Item.owner`: one-to-many, cascade / nullify
+    /// - `Owner.list` ↔ `Item.listOwner`: ordered one-to-many, nullify / nullify
+    /// - `Owner.tags` ↔ `Tag.owners`: many-to-many, nullify / no action
+    /// - `Owner.guarded` ↔ `Item.guardian`: one-to-many, deny / nullify
+    /// - `Owner.best` ↔ `Item.bestOf`: one-to-one, nullify / nullify
+    /// - `Item.subitems` ↔ `Item.parent`: a tree, cascade / nullify
+    public static func graph() -> NSManagedObjectModel {
+        func entity(_ name: String) -> NSEntityDescription {
+            NSEntityDescription(name: name, properties: [
+                NSAttributeDescription(name: "uid", type: .integer64AttributeType, isOptional: false),
+                NSAttributeDescription(name: "value", type: .integer32AttributeType),
+            ])
+        }
+        let owner = entity("Owner"), item = entity("Item"), tag = entity("Tag")
+        func pair(
+            _ a: NSEntityDescription, _ aName: String, toMany aToMany: Bool, _ aRule: NSDeleteRule, ordered: Bool = false,
+            _ b: NSEntityDescription, _ bName: String, toMany bToMany: Bool, _ bRule: NSDeleteRule
+        ) {
+            let forward = NSRelationshipDescription(name: aName, destination: b, toMany: aToMany, deleteRule: aRule, isOrdered: ordered)
+            let back = NSRelationshipDescription(name: bName, destination: a, toMany: bToMany, deleteRule: bRule)
+            forward.inverseRelationship = back
+            back.inverseRelationship = forward
+            a.properties += [forward]
+            b.properties += [back]
+        }
+        pair(owner, "items", toMany: true, .cascadeDeleteRule, item, "owner", toMany: false, .nullifyDeleteRule)
+        pair(owner, "list", toMany: true, .nullifyDeleteRule, ordered: true, item, "listOwner", toMany: false, .nullifyDeleteRule)
+        pair(owner, "tags", toMany: true, .nullifyDeleteRule, tag, "owners", toMany: true, .noActionDeleteRule)
+        pair(owner, "guarded", toMany: true, .denyDeleteRule, item, "guardian", toMany: false, .nullifyDeleteRule)
+        pair(owner, "best", toMany: false, .nullifyDeleteRule, item, "bestOf", toMany: false, .nullifyDeleteRule)
+        pair(item, "subitems", toMany: true, .cascadeDeleteRule, item, "parent", toMany: false, .nullifyDeleteRule)
+        let model = NSManagedObjectModel()
+        model.entities = [owner, item, tag]
+        return model
+    }
+}

@@ -40,7 +40,7 @@ extension NSManagedObjectContext {
         let updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
         let deletedNow = Array(deleted.values)
 
-        try validate(insertedNow + updatedNow)
+        try validate(insertedNow + updatedNow, deleted: deletedNow)
         for object in insertedNow + updatedNow + deletedNow { object.willSave() }
 
         try obtainPermanentIDs(for: insertedNow)
@@ -74,21 +74,57 @@ extension NSManagedObjectContext {
         ])
     }
 
-    /// Checks required properties and value types; throws one error or a group of them.
-    private func validate(_ objects: [NSManagedObject]) throws {
+    /// Checks what Apple's `validateForInsert`/`validateForUpdate`/`validateForDelete` check here:
+    /// required properties, the count limits of to-many relationships, and deny delete rules.
+    /// Throws one error, or `validationMultipleErrors` grouping them in `detailedErrors`.
+    private func validate(_ objects: [NSManagedObject], deleted: [NSManagedObject]) throws {
         var errors: [OpenCoreDataError] = []
+        func fail(_ code: OpenCoreDataError.Code, _ message: String, _ object: NSManagedObject, _ key: String) {
+            errors.append(OpenCoreDataError(code, message, entityName: object.entity.name, key: key, objectID: object.objectID))
+        }
         for object in objects {
             let layout = object._layout
-            for (slot, property) in layout.properties.enumerated() where !property.isOptional && !property.isTransient {
-                let missing: Bool
-                if let relationship = layout.relationships[slot] {
-                    missing = relationship.isToMany ? false : object._toOne(slot: slot) == nil
-                } else {
-                    missing = object._values[slot] == nil
+            for (slot, property) in layout.properties.enumerated() where !property.isTransient {
+                guard let relationship = layout.relationships[slot] else {
+                    if !property.isOptional, object._values[slot] == nil {
+                        fail(.validationMissingMandatoryProperty, "\(property.name) is a required value", object, property.name)
+                    }
+                    continue
                 }
-                if missing {
-                    errors.append(OpenCoreDataError(.validationMissingMandatoryProperty, "\(property.name) is a required value",
-                                                    entityName: object.entity.name, key: property.name, objectID: object.objectID))
+                if !relationship.isToMany {
+                    if !property.isOptional, object._toOne(slot: slot) == nil {
+                        fail(.validationMissingMandatoryProperty, "\(property.name) is a required value", object, property.name)
+                    }
+                    continue
+                }
+                // A to-many relationship: an optional one may be empty; otherwise its count must lie
+                // within minCount...maxCount (maxCount 0: no limit). Unloaded relationships of
+                // updated objects are only loaded when there is a limit to check.
+                let minimum = property.isOptional ? relationship.minCount : max(relationship.minCount, 1)
+                guard minimum > 0 || relationship.maxCount > 1 else { continue }
+                if !object._isInserted, !object._changedSlots.contains(slot) { continue }
+                let count = object._toMany(slot: slot).count
+                if count == 0, property.isOptional { continue }
+                if count < minimum {
+                    fail(.validationRelationshipLacksMinimumCount,
+                         "\(property.name) holds \(count) objects, fewer than its minimum of \(minimum)", object, property.name)
+                } else if relationship.maxCount > 1, count > relationship.maxCount {
+                    fail(.validationRelationshipExceedsMaximumCount,
+                         "\(property.name) holds \(count) objects, more than its maximum of \(relationship.maxCount)",
+                         object, property.name)
+                }
+            }
+        }
+        for object in deleted {
+            for slot in object._layout.relationshipSlots {
+                let relationship = object._layout.relationships[slot]!
+                guard relationship.deleteRule == .denyDeleteRule else { continue }
+                let destinations = relationship.isToMany
+                    ? object._toMany(slot: slot).objects : object._toOne(slot: slot).map { [$0] } ?? []
+                // Destinations deleted in the same save do not count: they leave with the object.
+                if destinations.contains(where: { !$0._isDeleted }) {
+                    fail(.validationRelationshipDeniedDelete,
+                         "\(relationship.name) is not empty and its delete rule is deny", object, relationship.name)
                 }
             }
         }

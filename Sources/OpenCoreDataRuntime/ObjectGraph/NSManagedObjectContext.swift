@@ -58,6 +58,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     package var changed: [ObjectIdentifier: NSManagedObject] = [:]
     package var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    /// Objects whose delete rules are running (see `delete(_:)`).
+    private var _beingDeleted: Set<ObjectIdentifier> = []
     /// Strong references kept when `retainsRegisteredObjects` is on.
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
 
@@ -185,39 +187,59 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [delete(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/delete(_:))
     open func delete(_ object: NSManagedObject) {
-        guard object._context === self, !object._isDeleted else { return }
         let key = ObjectIdentifier(object)
+        guard object._context === self, !object._isDeleted, !_beingDeleted.contains(key) else { return }
         object.prepareForDeletion()
-        _applyDeleteRules(to: object)
-        if inserted[key] != nil {
+        let neverSaved = inserted[key] != nil
+        // Marked as being deleted while the rules run, so a cascade cycle stops here; `isDeleted`
+        // turns on after, so the inverses the rules load still hold the object and record its removal.
+        _beingDeleted.insert(key)
+        _applyDeleteRules(to: object, neverSaved: neverSaved)
+        _beingDeleted.remove(key)
+        object._isDeleted = true
+        if !neverSaved { deleted[key] = object }
+        if neverSaved {
             inserted[key] = nil
             changed[key] = nil
             object._isInserted = false
-            object._isDeleted = true
             registry[object.objectID] = nil
             object._context = nil
-            return
         }
-        object._isDeleted = true
-        deleted[key] = object
     }
 
-    /// Applies nullify (and cascade) delete rules to the object's relationships.
-    private func _applyDeleteRules(to object: NSManagedObject) {
+    /// Applies the delete rules of the object's relationships.
+    ///
+    /// A fault fires and relationships not loaded yet load from the store first, so the rules see
+    /// every destination. Cascade deletes the destinations (recursively) and, like nullify, takes
+    /// the object out of each destination's inverse. Deny leaves the relationship as it is: the
+    /// save checks it (`NSValidationRelationshipDeniedDeleteError`), except for an object that was
+    /// never saved, which leaves the context at once and is nullified. No action leaves the
+    /// destinations pointing at the deleted object, as on Apple.
+    private func _applyDeleteRules(to object: NSManagedObject, neverSaved: Bool) {
         if object._isFault { object._fireFault() }
         for slot in object._layout.relationshipSlots {
             let relationship = object._layout.relationships[slot]!
-            let destinations: [NSManagedObject] = relationship.isToMany
-                ? object._toMany(slot: slot).objects : object._toOne(slot: slot).map { [$0] } ?? []
             switch relationship.deleteRule {
             case .cascadeDeleteRule:
+                let destinations: [NSManagedObject] = relationship.isToMany
+                    ? object._toMany(slot: slot).objects : object._toOne(slot: slot).map { [$0] } ?? []
                 for destination in destinations { delete(destination) }
-                fallthrough
-            case .nullifyDeleteRule, .denyDeleteRule:
-                if relationship.isToMany { object._replaceToMany(slot: slot, with: []) } else { object._setToOne(nil, slot: slot) }
+                _nullify(slot: slot, of: object)
+            case .nullifyDeleteRule:
+                _nullify(slot: slot, of: object)
+            case .denyDeleteRule:
+                if neverSaved { _nullify(slot: slot, of: object) }
             case .noActionDeleteRule:
                 break
             }
+        }
+    }
+
+    private func _nullify(slot: Int, of object: NSManagedObject) {
+        if object._layout.relationships[slot]!.isToMany {
+            object._replaceToMany(slot: slot, with: [])
+        } else {
+            object._setToOne(nil, slot: slot)
         }
     }
 

@@ -133,7 +133,8 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
     override func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
                            with context: NSManagedObjectContext?) throws -> Any {
         guard let row = rows[objectID], let slot = objectID.entity.layout.indexByName[relationship.name] else { return NSNull() }
-        if relationship.isToMany { return row.values[slot] as? [NSManagedObjectID] ?? [] }
+        // Rows deleted since the owner was saved leave its to-many, as they leave a SQLite join.
+        if relationship.isToMany { return (row.values[slot] as? [NSManagedObjectID] ?? []).filter { rows[$0] != nil } }
         return row.values[slot] as? NSManagedObjectID ?? NSNull()
     }
 }
