@@ -9,7 +9,8 @@ extension NSManagedObjectContext {
     package func _checkInvariants() -> [String] {
         var problems: [String] = []
         let objects = registeredObjects
-        for object in objects where !object._isFault {
+        // A deleted object keeps what its no-action and deny rules left, which need not agree.
+        for object in objects where !object._isFault && !object._isDeleted {
             let layout = object._layout
             for slot in layout.relationshipSlots {
                 let relationship = layout.relationships[slot]!
