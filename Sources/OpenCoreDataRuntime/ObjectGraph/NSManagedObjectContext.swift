@@ -331,6 +331,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Loads the destinations of a to-many relationship from the store.
+    ///
+    /// Objects deleted and not saved stay in the list: their delete rules already took them out of
+    /// every loaded inverse they had to leave (nullify, cascade), so those still here are kept by a
+    /// no-action or deny rule, and a rollback that undeletes them finds the list right.
     package func _loadToMany(_ relationship: NSRelationshipDescription, of object: NSManagedObject) -> [NSManagedObject] {
         guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
         do {
@@ -342,7 +346,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             case let id as NSManagedObjectID: ids = [id]
             default: ids = []
             }
-            return ids.map { self.object(with: $0) }.filter { !$0._isDeleted }
+            return ids.map { self.object(with: $0) }
         } catch {
             reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
             return []
