@@ -127,8 +127,13 @@ extension NSManagedObject {
     }
 
     /// A mutable ordered set whose changes go to the ordered to-many relationship `key`.
-    public func mutableOrderedSetValue(forKey key: String) -> ManagedMutableSet {
-        ManagedMutableSet(owner: self, key: key)
+    ///
+    /// - Note: Linux: returns ``ManagedMutableOrderedSet`` rather than `NSMutableOrderedSet`: it has
+    ///   the set operations of ``ManagedMutableSet`` and `NSMutableOrderedSet`'s index-based ones.
+    ///
+    /// Related Core Data documentation: [mutableOrderedSetValue(forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1415238-mutableorderedsetvalue)
+    public func mutableOrderedSetValue(forKey key: String) -> ManagedMutableOrderedSet {
+        ManagedMutableOrderedSet(owner: self, key: key)
     }
 
     /// Whether the relationship's objects have not been loaded yet.
@@ -156,10 +161,10 @@ extension NSManagedObject {
 /// A live, mutable view of a to-many relationship, as `mutableSetValue(forKey:)` returns.
 ///
 /// Not `Sendable`: valid on its owner's context queue only, like the owner.
-public final class ManagedMutableSet: Sequence {
-    private let owner: NSManagedObject
-    private let key: String
-    private let slot: Int?
+public class ManagedMutableSet: Sequence {
+    fileprivate let owner: NSManagedObject
+    fileprivate let key: String
+    fileprivate let slot: Int?
 
     init(owner: NSManagedObject, key: String) {
         self.owner = owner
@@ -169,7 +174,7 @@ public final class ManagedMutableSet: Sequence {
         if self.slot == nil { reportMisuse("mutableSetValue(forKey:): \(key) is not a to-many relationship of \(owner.entity.name ?? "?")") }
     }
 
-    private var objects: [NSManagedObject] { slot.map { owner._toMany(slot: $0).objects } ?? [] }
+    fileprivate var objects: [NSManagedObject] { slot.map { owner._toMany(slot: $0).objects } ?? [] }
 
     public var count: Int { slot.map { owner._toMany(slot: $0).count } ?? 0 }
     public func add(_ object: Any) { addObjects(from: [object]) }
@@ -197,4 +202,82 @@ public final class ManagedMutableSet: Sequence {
     }
     public var allObjects: [Any] { objects }
     public func makeIterator() -> IndexingIterator<[NSManagedObject]> { objects.makeIterator() }
+}
+
+/// A live, mutable view of an ordered to-many relationship, as `mutableOrderedSetValue(forKey:)`
+/// returns: the set operations of ``ManagedMutableSet`` plus `NSMutableOrderedSet`'s index-based ones.
+/// The order is saved (SQLite: the `Z_FOK_` column) and read back.
+///
+/// ```swift
+/// let steps = recipe.mutableOrderedSetValue(forKey: "steps")
+/// steps.insert(step, at: 0)
+/// steps.moveObjects(at: IndexSet(integer: 2), to: 0)
+/// ```
+///
+/// Not `Sendable`: valid on its owner's context queue only, like the owner.
+///
+/// Related Core Data documentation: [NSMutableOrderedSet](https://developer.apple.com/documentation/foundation/nsmutableorderedset)
+public final class ManagedMutableOrderedSet: ManagedMutableSet {
+    /// The objects in order.
+    public var array: [NSManagedObject] { objects }
+    /// The first object, if any.
+    public var firstObject: NSManagedObject? { objects.first }
+    /// The last object, if any.
+    public var lastObject: NSManagedObject? { objects.last }
+
+    /// The object at `index` (which must be in bounds).
+    public func object(at index: Int) -> NSManagedObject { objects[index] }
+
+    /// The index of `object`, or `NSNotFound`.
+    public func index(of object: Any) -> Int {
+        guard let object = object as? NSManagedObject else { return NSNotFound }
+        return objects.firstIndex { $0 === object } ?? NSNotFound
+    }
+
+    /// Inserts `object` at `index`; does nothing if the set already holds it.
+    public func insert(_ object: Any, at index: Int) {
+        guard let object = object as? NSManagedObject else { return }
+        update { list in
+            guard !list.contains(where: { $0 === object }) else { return }
+            list.insert(object, at: index)
+        }
+    }
+
+    /// Removes the object at `index`.
+    public func removeObject(at index: Int) { update { _ = $0.remove(at: index) } }
+
+    /// Replaces the object at `index` with `object` (ignored if `object` is elsewhere in the set).
+    public func replaceObject(at index: Int, with object: Any) {
+        guard let object = object as? NSManagedObject else { return }
+        update { list in
+            if let existing = list.firstIndex(where: { $0 === object }) {
+                if existing != index { return }
+            }
+            list[index] = object
+        }
+    }
+
+    /// Moves the objects at `indexes` to `index`, keeping their relative order; `index` counts in
+    /// the set without the moved objects, as `NSMutableOrderedSet` does.
+    public func moveObjects(at indexes: IndexSet, to index: Int) {
+        update { list in
+            let moved = indexes.map { list[$0] }
+            for i in indexes.reversed() { list.remove(at: i) }
+            list.insert(contentsOf: moved, at: index)
+        }
+    }
+
+    /// Swaps the objects at two indexes.
+    public func exchangeObject(at first: Int, withObjectAt second: Int) { update { $0.swapAt(first, second) } }
+
+    private func update(_ change: (inout [NSManagedObject]) -> Void) {
+        guard let slot else { return }
+        var list = objects
+        let before = list
+        change(&list)
+        guard list.count != before.count || zip(list, before).contains(where: { $0 !== $1 }) else { return }
+        owner.willChangeValue(forKey: key)
+        owner._replaceToMany(slot: slot, with: list)
+        owner.didChangeValue(forKey: key)
+    }
 }

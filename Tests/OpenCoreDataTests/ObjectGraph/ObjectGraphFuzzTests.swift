@@ -224,9 +224,35 @@ final class GraphFuzzer {
 
     private func reorder() {
         guard let owner = pick("Owner") else { return }
-        let list = members(owner, "list").shuffled(using: &rng)
-        note("reorder \(uid(owner)).list = \(list.map { uid($0) })")
-        owner.setValue(NSOrderedSet(array: list), forKey: "list")
+        let list = owner.mutableOrderedSetValue(forKey: "list")
+        let count = list.count
+        switch Int.random(in: 0..<5, using: &rng) {
+        case 0:
+            let shuffled = list.array.shuffled(using: &rng)
+            note("reorder \(uid(owner)).list = \(shuffled.map { uid($0) })")
+            owner.setValue(NSOrderedSet(array: shuffled), forKey: "list")
+        case 1:
+            guard let item = pick("Item") else { return }
+            let index = Int.random(in: 0...count - (list.contains(item) ? 1 : 0), using: &rng)
+            note("insert \(uid(item)) into \(uid(owner)).list at \(index)")
+            list.insert(item, at: index)
+        case 2:
+            guard count > 0 else { return }
+            let index = Int.random(in: 0..<count, using: &rng)
+            note("remove \(uid(owner)).list[\(index)]")
+            list.removeObject(at: index)
+        case 3:
+            guard count > 0, let item = pick("Item") else { return }
+            let index = Int.random(in: 0..<count, using: &rng)
+            note("replace \(uid(owner)).list[\(index)] with \(uid(item))")
+            list.replaceObject(at: index, with: item)
+        default:
+            guard count > 1 else { return }
+            let indexes = IndexSet((0..<count).filter { _ in Bool.random(using: &rng) })
+            let target = Int.random(in: 0...(count - indexes.count), using: &rng)
+            note("move \(uid(owner)).list \(Array(indexes)) to \(target)")
+            list.moveObjects(at: indexes, to: target)
+        }
     }
 
     private func delete() {
