@@ -69,6 +69,14 @@ extension NSManagedObjectContext {
     }
 
     private func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
+        let results = try _fetchWithoutPrefetching(request)
+        if request.resultType == .managedObjectResultType, let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
+            try _prefetch(keyPaths, for: results.compactMap { $0 as? NSManagedObject })
+        }
+        return results
+    }
+
+    package func _fetchWithoutPrefetching(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let entity = request.entity!
         let merging = request.includesPendingChanges && request.resultType != .dictionaryResultType && hasPendingChanges(for: entity)

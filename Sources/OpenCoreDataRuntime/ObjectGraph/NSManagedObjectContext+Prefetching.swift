@@ -1,0 +1,113 @@
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Loads the relationships a fetch request names in `relationshipKeyPathsForPrefetching`: one
+    /// fetch per key path step instead of one per object.
+    ///
+    /// Each step works on the objects the previous one reached (the fetched objects first):
+    /// - a to-one relationship fetches the destinations not loaded yet with `SELF IN %@`, and each
+    ///   source then holds its destination object (not just its ID);
+    /// - a to-many relationship whose inverse is to-one fetches the destinations with
+    ///   `inverse IN %@` and fills each source's to-many slot with its group.
+    ///
+    /// The sources hold what was loaded strongly, so prefetched objects live as long as the
+    /// objects that reference them, although the context holds unchanged objects weakly (Apple
+    /// keeps them the same way). Ordered and many-to-many relationships load object by object.
+    package func _prefetch(_ keyPaths: [String], for objects: [NSManagedObject]) throws {
+        guard !objects.isEmpty else { return }
+        var done: [String: [NSManagedObject]] = [:]
+        for keyPath in keyPaths {
+            var sources = objects
+            var path = ""
+            for name in keyPath.split(separator: ".").map(String.init) {
+                path = path.isEmpty ? name : path + "." + name
+                if let reached = done[path] { sources = reached; continue }
+                sources = try _prefetch(relationship: name, of: sources)
+                done[path] = sources
+                if sources.isEmpty { break }
+            }
+        }
+    }
+
+    /// Loads relationship `name` of `sources` and returns the destinations, each once.
+    private func _prefetch(relationship name: String, of sources: [NSManagedObject]) throws -> [NSManagedObject] {
+        var byEntity: [ObjectIdentifier: (NSRelationshipDescription, [NSManagedObject])] = [:]
+        for source in sources {
+            guard let relationship = source.entity.relationshipsByName[name] else { continue }
+            byEntity[ObjectIdentifier(relationship), default: (relationship, [])].1.append(source)
+        }
+        var reached: [NSManagedObject] = []
+        var seen = Set<ObjectIdentifier>()
+        for (relationship, group) in byEntity.values {
+            let destinations = relationship.isToMany
+                ? try _prefetchToMany(relationship, of: group) : try _prefetchToOne(relationship, of: group)
+            for destination in destinations where seen.insert(ObjectIdentifier(destination)).inserted {
+                reached.append(destination)
+            }
+        }
+        return reached
+    }
+
+    private func _prefetchToOne(_ relationship: NSRelationshipDescription, of sources: [NSManagedObject]) throws -> [NSManagedObject] {
+        var missing: [NSManagedObjectID] = []
+        var seen = Set<NSManagedObjectID>()
+        for source in sources {
+            if source._isFault { source._fireFault() }
+            guard let slot = source._layout.indexByName[relationship.name] else { continue }
+            let id: NSManagedObjectID?
+            switch source._values[slot] {
+            case let object as NSManagedObject: id = object._isFault && object._snapshot == nil ? object.objectID : nil
+            case let objectID as NSManagedObjectID: id = objectID
+            default: id = nil
+            }
+            guard let id, !id.isTemporaryID, registeredObject(for: id).map({ $0._isFault && $0._snapshot == nil }) ?? true,
+                  seen.insert(id).inserted else { continue }
+            missing.append(id)
+        }
+        var fetched: [Any] = []
+        if !missing.isEmpty, let destination = relationship.destinationEntity {
+            let request = NSFetchRequest<any NSFetchRequestResult>()
+            request.entity = destination
+            request.predicate = NSPredicate(format: "SELF IN %@", missing)
+            request.returnsObjectsAsFaults = false
+            fetched = try _fetchWithoutPrefetching(request)
+        }
+        // Each source now holds its destination object (`_toOne` swaps the stored ID for it); until
+        // then `fetched` keeps the loaded objects alive, as the registry holds them weakly.
+        return withExtendedLifetime(fetched) {
+            sources.compactMap { source in
+                source._layout.indexByName[relationship.name].flatMap { source._toOne(slot: $0) }
+            }
+        }
+    }
+
+    private func _prefetchToMany(_ relationship: NSRelationshipDescription, of sources: [NSManagedObject]) throws -> [NSManagedObject] {
+        let unloaded = sources.filter { source in
+            if source._isFault { source._fireFault() }
+            guard let slot = source._layout.indexByName[relationship.name] else { return false }
+            return !(source._values[slot] is ManagedObjectList) && !source.objectID.isTemporaryID
+        }
+        if !unloaded.isEmpty, let inverse = relationship.inverseRelationship, !inverse.isToMany, !relationship.isOrdered,
+           let destination = relationship.destinationEntity
+        {
+            let request = NSFetchRequest<any NSFetchRequestResult>()
+            request.entity = destination
+            request.predicate = NSPredicate(format: "%K IN %@", inverse.name, unloaded.map(\.objectID))
+            request.returnsObjectsAsFaults = false
+            let fetched = try _fetchWithoutPrefetching(request).compactMap { $0 as? NSManagedObject }
+            var groups: [NSManagedObjectID: [NSManagedObject]] = [:]
+            for object in fetched where !object._isDeleted {
+                guard let slot = object._layout.indexByName[inverse.name] else { continue }
+                let owner = (object._values[slot] as? NSManagedObject)?.objectID ?? object._values[slot] as? NSManagedObjectID
+                if let owner { groups[owner, default: []].append(object) }
+            }
+            for source in unloaded {
+                let slot = source._layout.indexByName[relationship.name]!
+                source._values[slot] = ManagedObjectList.unordered(Set(groups[source.objectID] ?? []))
+            }
+        }
+        return sources.flatMap { source in
+            source._layout.indexByName[relationship.name].map { source._toMany(slot: $0).objects } ?? []
+        }
+    }
+}
