@@ -288,19 +288,43 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registrySweepThreshold = 1024
     }
 
-    /// Turns `object` into a fault (dropping unsaved changes unless `flag`) or reloads it.
+    /// Updates `object` from its store.
+    ///
+    /// With `flag` off the object turns into a fault: its values and unsaved changes are dropped
+    /// (the objects it referenced are released unless something else holds them) and the next
+    /// access reads the store. With `flag` on, an object that is not a fault reads the store's
+    /// current values and re-applies its unsaved changes on top; relationships it did not change
+    /// reload on next access. Inserted objects are left alone.
+    ///
+    /// - Note: Linux: as on Apple, dropping the changes of one side of a relationship leaves its
+    ///   inverse as it is.
     ///
     /// Related Core Data documentation: [refresh(_:mergeChanges:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refresh(_:mergechanges:))
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         guard object._context === self, !object._isInserted else { return }
-        if flag, object.hasChanges { return }  // keeps its changes; a later fetch refreshes values
+        if flag {
+            guard !object._isFault, let coordinator = persistentStoreCoordinator,
+                  let node = try? coordinator.newValues(for: object.objectID, context: self) else { return }
+            var values = node.slotValues
+            for slot in object._changedSlots { values[slot] = object._values[slot] }
+            object._values = values
+            object._snapshot = node.slotValues
+            object._version = Int64(node.version)
+            return
+        }
         changed[ObjectIdentifier(object)] = nil
         object._turnIntoFault()
     }
 
-    /// Turns every unchanged registered object into a fault.
+    /// Refreshes every registered object: unchanged ones turn into faults, changed ones merge
+    /// their changes with the store's values (`refresh(_:mergeChanges: true)`).
+    ///
+    /// Related Core Data documentation: [refreshAllObjects()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refreshallobjects())
     open func refreshAllObjects() {
-        for entry in registry.values { if let object = entry.object, !object.hasChanges { object._turnIntoFault() } }
+        for entry in Array(registry.values) {
+            guard let object = entry.object, !object._isInserted else { continue }
+            if object.hasChanges { refresh(object, mergeChanges: true) } else { object._turnIntoFault() }
+        }
     }
 
     /// Replaces temporary IDs of `objects` with permanent ones from their stores.
