@@ -4,6 +4,8 @@ extension NSManagedObject {
     /// Loads the object's values from its context's store (or its prefetched snapshot).
     package func _fireFault() {
         guard _isFault else { return }
+        // A fault from a batched fetch loads its whole batch (again, if it was turned back into a fault).
+        if _snapshot == nil, let loader = _batchLoader, loader.loadBatch(containing: self) { return }
         if let snapshot = _snapshot {
             _values = snapshot
             _isFault = false

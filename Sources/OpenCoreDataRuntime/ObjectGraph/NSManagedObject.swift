@@ -33,6 +33,8 @@ open class NSManagedObject: NSObject {
     package var _isDeleted = false
     /// Set when the object has been saved as deleted, or removed from its context.
     package var _isInvalidated = false
+    /// The loader of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
+    package var _batchLoader: FetchBatchLoader?
 
     // MARK: Creating
 

@@ -69,6 +69,7 @@ extension NSManagedObjectContext {
     }
 
     private func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
+        if let batched = try _batchedFetch(request) { return batched }
         let results = try _fetchWithoutPrefetching(request)
         if request.resultType == .managedObjectResultType, let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
             try _prefetch(keyPaths, for: results.compactMap { $0 as? NSManagedObject })
@@ -122,7 +123,7 @@ extension NSManagedObjectContext {
     }
 
     /// Whether unsaved changes could change the results of a fetch for `entity`.
-    private func hasPendingChanges(for entity: NSEntityDescription) -> Bool {
+    package func hasPendingChanges(for entity: NSEntityDescription) -> Bool {
         let root = entity.rootEntity
         let touches = { (object: NSManagedObject) in object.entity.rootEntity === root }
         return inserted.values.contains(where: touches) || deleted.values.contains(where: touches)

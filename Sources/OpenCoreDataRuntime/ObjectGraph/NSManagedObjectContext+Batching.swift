@@ -1,0 +1,79 @@
+import Foundation
+
+/// Loads the rows of a batched fetch (`fetchBatchSize` > 0) one batch at a time, when the first
+/// fault of a batch fires. Shared by the faults of one fetch.
+///
+/// Only a window of recent batches keeps its values: when a batch loads, unchanged objects of
+/// batches older than ``window`` turn back into faults (they fire again, batch-wise, if read).
+/// So iterating a large result keeps the loaded values bounded; the array itself still holds
+/// one (empty) fault per row.
+///
+/// Not `Sendable`: used on its context's queue only, like the faults that hold it.
+package final class FetchBatchLoader {
+    private weak var context: NSManagedObjectContext?
+    private let entity: NSEntityDescription
+    private let ids: [NSManagedObjectID]
+    private let position: [NSManagedObjectID: Int]
+    private let batchSize: Int
+    /// How many loaded batches keep their values.
+    package let window = 2
+    private var loaded: [(batch: Int, objects: [WeakObject])] = []
+
+    init(context: NSManagedObjectContext, entity: NSEntityDescription, ids: [NSManagedObjectID], batchSize: Int) {
+        self.context = context
+        self.entity = entity
+        self.ids = ids
+        self.batchSize = batchSize
+        var position: [NSManagedObjectID: Int] = [:]
+        position.reserveCapacity(ids.count)
+        for (index, id) in ids.enumerated() { position[id] = index }
+        self.position = position
+    }
+
+    /// Loads the batch holding `object` in one fetch; returns false if it could not.
+    package func loadBatch(containing object: NSManagedObject) -> Bool {
+        guard let context, let index = position[object.objectID] else { return false }
+        let batch = index / batchSize
+        let batchIDs = Array(ids[(batch * batchSize)..<min(ids.count, (batch + 1) * batchSize)])
+        let request = NSFetchRequest<any NSFetchRequestResult>()
+        request.entity = entity
+        request.includesSubentities = true
+        request.predicate = NSPredicate(format: "SELF IN %@", batchIDs)
+        request.returnsObjectsAsFaults = false
+        request.includesPendingChanges = false
+        guard let fetched = try? context._fetchWithoutPrefetching(request) else { return false }
+        let objects = fetched.compactMap { $0 as? NSManagedObject }
+        loaded.removeAll { $0.batch == batch }
+        loaded.append((batch, objects.map(WeakObject.init)))
+        while loaded.count > window {
+            for entry in loaded.removeFirst().objects {
+                guard let old = entry.object, old !== object, !old.hasChanges else { continue }
+                old._turnIntoFault()
+            }
+        }
+        return !object._isFault
+    }
+}
+
+extension NSManagedObjectContext {
+    /// A batched fetch: the object IDs up front, faults that load in batches of `fetchBatchSize`.
+    /// `nil` when the request does not qualify (pending changes for the entity are merged by a
+    /// plain fetch instead).
+    package func _batchedFetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any]? {
+        guard request.fetchBatchSize > 0, request.resultType == .managedObjectResultType, let entity = request.entity,
+              !(request.includesPendingChanges && hasPendingChanges(for: entity)) else { return nil }
+        let idRequest = NSFetchRequest<any NSFetchRequestResult>()
+        idRequest.copySettings(from: request)
+        idRequest.entity = entity
+        idRequest.resultType = .managedObjectIDResultType
+        idRequest.fetchBatchSize = 0
+        idRequest.relationshipKeyPathsForPrefetching = nil
+        let ids = try _fetchWithoutPrefetching(idRequest).compactMap { $0 as? NSManagedObjectID }
+        let loader = FetchBatchLoader(context: self, entity: entity, ids: ids, batchSize: request.fetchBatchSize)
+        return ids.map { id in
+            let object = self.object(with: id)
+            if object._isFault, object._snapshot == nil { object._batchLoader = loader }
+            return object
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataTestSupport
+@testable import OpenCoreDataRuntime
+import Testing
+
+/// `fetchBatchSize`: object IDs up front, rows loaded a batch at a time as faults fire.
+@Suite("Batched fetches")
+struct BatchedFetchTests {
+    private static func model() -> NSManagedObjectModel {
+        let model = TestModels.graph()
+        model.entitiesByName["Item"]!.managedObjectClassName = NSStringFromClass(TrackedObject.self)
+        return model
+    }
+
+    private func seed(_ store: TestStore, count: Int) throws {
+        let context = store.newContext()
+        for uid in 0..<count { insertObject("Item", ["uid": Int64(uid), "value": Int32(uid % 7)], into: context) }
+        try context.save()
+    }
+
+    private func request(batchSize: Int) -> NSFetchRequest<NSManagedObject> {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        request.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: true)]
+        request.fetchBatchSize = batchSize
+        return request
+    }
+
+    @Test func oneStatementPerBatchAndBoundedValues() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: Self.model())
+        try seed(store, count: 1_000)
+        let item = store.model.entitiesByName["Item"]!
+        nonisolated(unsafe) var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        let context = store.newContext()
+        do {
+            let results = try context.fetch(request(batchSize: 100))
+            #expect(results.count == 1_000)
+            #expect(statements.count == 1, "only the object IDs: \(statements)")
+            #expect(results.allSatisfy { $0.isFault })
+
+            #expect(results[0].value(forKey: "uid") as? Int64 == 0)
+            #expect(statements.count == 2)
+            #expect(results[1..<100].allSatisfy { !$0.isFault }, "the whole batch loaded")
+            #expect(results[100].isFault)
+            for (index, object) in results.enumerated() {
+                #expect(object.value(forKey: "uid") as? Int64 == Int64(index))
+            }
+            #expect(statements.count == 11, "one statement per batch of 100")
+            #expect(results.filter { !$0.isFault }.count <= 200, "older batches turned back into faults")
+            #expect(results[0].value(forKey: "value") as? Int32 == 0, "and fire again when read")
+            #expect(LifetimeTracker.live(item) == 1_000)
+        }
+        #expect(LifetimeTracker.live(item) == 0, "objects the caller drops are released")
+    }
+
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func batchedResultsMatchAPlainFetch(storeType: String) throws {
+        let store = try TestStore(storeType, model: Self.model())
+        try seed(store, count: 250)
+        let context = store.newContext()
+        let filtered = request(batchSize: 30)
+        filtered.predicate = NSPredicate(format: "value == 3")
+        let plain = request(batchSize: 0)
+        plain.predicate = filtered.predicate
+        let expected = try store.newContext().fetch(plain).map { $0.value(forKey: "uid") as? Int64 }
+        let batched = try context.fetch(filtered).map { $0.value(forKey: "uid") as? Int64 }
+        #expect(batched == expected)
+
+        // Unsaved changes for the entity: a plain fetch merges them.
+        insertObject("Item", ["uid": Int64(1_000), "value": Int32(3)], into: context)
+        #expect(try context.fetch(filtered).count == expected.count + 1)
+    }
+}
