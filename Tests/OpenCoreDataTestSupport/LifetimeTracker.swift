@@ -6,6 +6,7 @@ import OpenCoreData
 /// tests that run in parallel, each with its own model, apart.
 public enum LifetimeTracker {
     private static let lock = NSLock()
+    // Guarded by `lock`.
     nonisolated(unsafe) private static var counts: [ObjectIdentifier: Int] = [:]
 
     /// The number of live ``TrackedObject`` instances of `entity`.

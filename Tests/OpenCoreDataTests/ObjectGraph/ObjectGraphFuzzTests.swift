@@ -20,10 +20,11 @@ struct ObjectGraphFuzzTests {
         let environment = ProcessInfo.processInfo.environment
         let stress = environment["OCD_STRESS"] != nil
         let seeds: [UInt64] = environment["OCD_SEED"].flatMap(UInt64.init).map { [$0] } ?? (stress ? Array(1...20) : [1, 2])
-        let steps = stress ? 5_000 : 600
+        let steps = stress ? 5_000 : 1_000
         for seed in seeds {
             let fuzzer = try GraphFuzzer(seed: seed, storeType: storeType)
             guard fuzzer.run(steps: steps) else { return }
+            print("graph fuzz seed \(seed) (\(storeType)): \(steps) operations, \(fuzzer.saves) saves, \(fuzzer.deniedSaves) denied, \(fuzzer.rollbacks) rollbacks, \(fuzzer.liveObjects) objects at the end")
         }
     }
 }
@@ -63,6 +64,9 @@ final class GraphFuzzer {
     private var history: [String] = []
     private var failed = false
     private(set) var saves = 0
+    private(set) var deniedSaves = 0
+    private(set) var rollbacks = 0
+    var liveObjects: Int { handles.count }
 
     init(seed: UInt64, storeType: String) throws {
         self.seed = seed
@@ -272,6 +276,7 @@ final class GraphFuzzer {
         } catch let error as OpenCoreDataError {
             let codes = error.code == .validationMultipleErrors ? error.detailedErrors.map(\.code) : [error.code]
             guard codes.allSatisfy({ $0 == .validationRelationshipDeniedDelete }) else { throw error }
+            deniedSaves += 1
             // A denied delete leaves the store as it was.
             let reader = store.newContext()
             let inStore = try canonical(reader)
@@ -306,6 +311,7 @@ final class GraphFuzzer {
 
     private func rollback() throws {
         note("rollback")
+        rollbacks += 1
         context.rollback()
         for (uid, handle) in handles {
             if case .object(let object) = handle, object.managedObjectContext !== context { handles[uid] = nil }
