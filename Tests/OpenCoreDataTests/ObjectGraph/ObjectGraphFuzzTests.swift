@@ -7,7 +7,8 @@ import Testing
 /// Thousands of random graph operations on ``TestModels/graph()`` (every relationship shape and
 /// delete rule), on each store. After every step the context's invariants hold; after every save
 /// a fresh context (and, for SQLite, a new coordinator on the file) reads the same graph from the
-/// store; after every rollback the context shows the last saved graph again.
+/// store (read plainly, with prefetching, or in batches); after every rollback the context shows
+/// the last saved graph again.
 ///
 /// Deterministic: a failure names its seed and step; `OCD_SEED=<n>` replays one seed,
 /// `OCD_STRESS=1` runs more seeds and longer runs.
@@ -298,7 +299,7 @@ final class GraphFuzzer {
 
         let here = try canonical(context)
         let reader = store.newContext()
-        let inStore = try canonical(reader)
+        let inStore = try canonical(reader, style: saves % 3)
         if here != inStore { return fail("the store differs from the context after a save:\n\(diff(here, inStore))") }
         if storeType == NSSQLiteStoreType, saves % 5 == 0 {
             let coordinator = try store.secondCoordinator()
@@ -335,10 +336,18 @@ final class GraphFuzzer {
     // MARK: Comparing graphs
 
     /// Every object by uid with its value and its relationships' destinations by uid.
-    private func canonical(_ context: NSManagedObjectContext) throws -> String {
+    /// `style` 1 prefetches every relationship, 2 fetches in batches of 7: both must read the same graph.
+    private func canonical(_ context: NSManagedObjectContext, style: Int = 0) throws -> String {
         var lines: [String] = []
         for entity in ["Owner", "Item", "Tag"] {
-            let objects = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: entity))
+            let request = NSFetchRequest<NSManagedObject>(entityName: entity)
+            if style == 1 {
+                request.relationshipKeyPathsForPrefetching = context.persistentStoreCoordinator!.managedObjectModel
+                    .entitiesByName[entity]!.relationshipsByName.keys.sorted()
+            } else if style == 2 {
+                request.fetchBatchSize = 7
+            }
+            let objects = try context.fetch(request)
             for object in objects.sorted(by: { uid($0).count == uid($1).count ? uid($0) < uid($1) : uid($0).count < uid($1).count }) {
                 var parts = ["\(entity) \(uid(object)) value=\((object.value(forKey: "value") as? Int32).map(String.init) ?? "nil")"]
                 for key in object.entity.relationshipsByName.keys.sorted() {
