@@ -22,6 +22,8 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     open var versionIdentifiers: Set<AnyHashable> = []
     /// Localized entity and property names (stored; Core Data uses them in error messages).
     open var localizationDictionary: [String: String]?
+    /// What the Xcode model file said that has no Core Data property yet (templates, indexes, ...).
+    package var _xcodeModelFile: XcodeModelFileInfo?
 
     public override init() { super.init() }
 

@@ -38,6 +38,8 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     open private(set) var validationWarnings: [Any] = []
     /// Read-only properties (derived attributes) cannot be set; this feeds the version hash.
     package var _isReadOnly: Bool { false }
+    /// What the Xcode model file said that has no Core Data property yet (validation bounds, ...).
+    package var _xcodeModelExtras: XcodeModelPropertyExtras?
 
     public override init() { super.init() }
 

@@ -1,85 +1,219 @@
 import Foundation
 
-// PLACEHOLDER SHELL: the predicate subsystem (parser, evaluation, format printing) replaces this
-// file. It fixes the public shape other subsystems rely on.
-
-/// A logical condition on objects.
+/// A logical condition on objects, used to filter fetch results and collections.
 ///
-/// Related Core Data documentation: [NSPredicate](https://developer.apple.com/documentation/foundation/nspredicate)
-open class NSPredicate: NSObject, @unchecked Sendable {
-    private let constant: Bool?
+/// ```swift
+/// let adults = NSPredicate(format: "age >= %d AND name BEGINSWITH[c] %@", 18, "a")
+/// adults.evaluate(with: ["age": 30, "name": "Alice"]) // true
+/// request.predicate = adults
+/// ```
+///
+/// `NSPredicate(format:)` returns an ``NSComparisonPredicate`` or ``NSCompoundPredicate`` for
+/// comparisons and `AND`/`OR`/`NOT`, as on Apple platforms, so stores can inspect the tree.
+///
+/// Predicates are immutable and `Sendable`, provided constant values captured in them are.
+///
+/// Related Core Data documentation: [NSPredicate](https://developer.apple.com/documentation/foundation/nspredicate),
+/// [Predicate Format String Syntax](https://developer.apple.com/library/archive/documentation/Cocoa/Conceptual/Predicates/Articles/pSyntax.html)
+///
+/// - Note: Linux: `NSPredicate(format:)` never raises. A malformed format string gives a predicate
+///   that evaluates to `false` and makes fetches throw ``OpenCoreDataError/Code/invalidFormat``;
+///   ``init(validatingFormat:_:)`` throws that error directly. Evaluation never raises either: where
+///   Apple raises (comparing a string with a number, an unknown variable), the comparison is `false`.
+open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
+    // @unchecked Sendable: all stored properties are immutable after init. Block predicates hold a
+    // closure the caller is responsible for, as with Apple's `NSPredicate(block:)`.
 
-    public init(value: Bool) { constant = value; super.init() }
-    package init(_shellConstant value: Bool?) { constant = value; super.init() }
+    package enum Storage {
+        case constant(Bool)
+        case block((Any?, [String: Any]?) -> Bool)
+        /// A format string that did not parse: evaluates to false, ``_ocdCheckValid()`` throws.
+        case invalid(OpenCoreDataError, format: String)
+        /// NSComparisonPredicate / NSCompoundPredicate: the subclass evaluates.
+        case subclass
+    }
 
-    /// Parses a format string. Placeholder: always true.
-    public convenience init(format predicateFormat: String, _ args: Any?...) { self.init(_shellConstant: nil) }
-    public convenience init(format predicateFormat: String, argumentArray arguments: [Any]?) { self.init(_shellConstant: nil) }
+    package let _storage: Storage
 
-    open func evaluate(with object: Any?) -> Bool { constant ?? true }
-    open func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool { evaluate(with: object) }
-    open var predicateFormat: String { constant == false ? "FALSEPREDICATE" : "TRUEPREDICATE" }
+    /// A predicate that always evaluates to `value` (`TRUEPREDICATE` / `FALSEPREDICATE`).
+    ///
+    /// Related Core Data documentation: [init(value:)](https://developer.apple.com/documentation/foundation/nspredicate/init(value:))
+    public init(value: Bool) {
+        _storage = .constant(value)
+        super.init()
+    }
 
-    /// Throws the parse error of a predicate built from a malformed format string.
-    package func _ocdCheckValid() throws {}
+    /// A predicate evaluated by a closure, which receives the object and the substitution variables.
+    ///
+    /// Related Core Data documentation: [init(block:)](https://developer.apple.com/documentation/foundation/nspredicate/init(block:))
+    ///
+    /// - Note: Stores cannot translate block predicates to SQL; use them for in-memory filtering.
+    public init(block: @escaping (Any?, [String: Any]?) -> Bool) {
+        _storage = .block(block)
+        super.init()
+    }
+
+    package init(_storage storage: Storage) {
+        _storage = storage
+        super.init()
+    }
+
+    // MARK: Evaluation
+
+    /// Whether `object` satisfies the predicate.
+    ///
+    /// `object` may be an `NSManagedObject`, a `[String: Any]` or `NSDictionary`, an array or set
+    /// (for `SELF[...]`, `@count`, ...) or any plain value (`SELF == 3`).
+    ///
+    /// Related Core Data documentation: [evaluate(with:)](https://developer.apple.com/documentation/foundation/nspredicate/evaluate(with:))
+    open func evaluate(with object: Any?) -> Bool {
+        evaluate(with: object, substitutionVariables: nil)
+    }
+
+    /// Whether `object` satisfies the predicate, with `$variables` taken from `bindings`.
+    ///
+    /// Related Core Data documentation: [evaluate(with:substitutionVariables:)](https://developer.apple.com/documentation/foundation/nspredicate/evaluate(with:substitutionvariables:))
+    open func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool {
+        _evaluate(object, scope: EvaluationScope(bindings: bindings ?? [:], context: nil))
+    }
+
+    /// Evaluation with a scope of variable bindings; subclasses override.
+    package func _evaluate(_ object: Any?, scope: EvaluationScope) -> Bool {
+        switch _storage {
+        case .constant(let value): return value
+        case .block(let block): return block(object, scope.bindings)
+        case .invalid, .subclass: return false
+        }
+    }
+
+    /// Evaluation of a nested predicate (inside a compound, SUBQUERY or TERNARY). A user subclass
+    /// that overrides ``evaluate(with:substitutionVariables:)`` gets its override called.
+    package func _evaluateNested(_ object: Any?, scope: EvaluationScope) -> Bool {
+        let type = Swift.type(of: self)
+        if type == NSPredicate.self || type == NSComparisonPredicate.self || type == NSCompoundPredicate.self {
+            return _evaluate(object, scope: scope)
+        }
+        return scope.bindings.isEmpty ? evaluate(with: object) : evaluate(with: object, substitutionVariables: scope.bindings)
+    }
+
+    /// A copy with every `$variable` that `variables` names replaced by a constant.
+    /// Variables missing from the dictionary stay variables.
+    ///
+    /// Related Core Data documentation: [withSubstitutionVariables(_:)](https://developer.apple.com/documentation/foundation/nspredicate/withsubstitutionvariables(_:))
+    ///
+    /// - Note: Linux: Apple raises for a variable missing from `variables`; we keep it.
+    open func withSubstitutionVariables(_ variables: [String: Any]) -> Self {
+        _substituting(variables) as? Self ?? self
+    }
+
+    package func _substituting(_ variables: [String: Any]) -> NSPredicate { self }
+
+    /// Kept for source compatibility: evaluation is always allowed here.
+    ///
+    /// Related Core Data documentation: [allowEvaluation()](https://developer.apple.com/documentation/foundation/nspredicate/allowevaluation())
+    open func allowEvaluation() {}
+
+    /// Throws the parse error of a predicate built from a malformed format string (checked by fetches).
+    package func _ocdCheckValid() throws {
+        if case .invalid(let error, _) = _storage { throw error }
+    }
+
+    // MARK: Printing and equality
+
+    /// The predicate in format syntax. It parses back to an equal predicate.
+    ///
+    /// Related Core Data documentation: [predicateFormat](https://developer.apple.com/documentation/foundation/nspredicate/predicateformat)
+    open var predicateFormat: String { PredicateFormatter.format(self) }
+
+    /// Returns `self`: instances are immutable.
+    ///
+    /// Related Core Data documentation: [NSCopying](https://developer.apple.com/documentation/foundation/nscopying)
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    open override var description: String { predicateFormat }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSPredicate else { return false }
+        return PredicateEquality.equal(self, other)
+    }
+
+    open override var hash: Int {
+        var hasher = Hasher()
+        PredicateEquality.hash(self, into: &hasher)
+        return hasher.finalize()
+    }
 }
 
-/// Related Core Data documentation: [NSComparisonPredicate](https://developer.apple.com/documentation/foundation/nscomparisonpredicate)
-open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
-    public enum Operator: UInt, Sendable {
-        case lessThan = 0, lessThanOrEqualTo, greaterThan, greaterThanOrEqualTo, equalTo, notEqualTo, matches, like, beginsWith, endsWith, `in`
-        case customSelector, contains = 99, between
+/// Variable bindings during an evaluation.
+package struct EvaluationScope {
+    package var bindings: [String: Any]
+    package var context: NSMutableDictionary?
+
+    package func variable(_ name: String) -> Any? {
+        if let value = bindings[name] { return value }
+        return context?.object(forKey: name)
     }
-    public enum Modifier: UInt, Sendable { case direct = 0, all, any }
-    public struct Options: OptionSet, Sendable {
-        public let rawValue: UInt
-        public init(rawValue: UInt) { self.rawValue = rawValue }
-        public static let caseInsensitive = Options(rawValue: 1)
-        public static let diacriticInsensitive = Options(rawValue: 2)
-        public static let normalized = Options(rawValue: 4)
-    }
-    public let leftExpression: NSExpression
-    public let rightExpression: NSExpression
-    public let comparisonPredicateModifier: Modifier
-    public let predicateOperatorType: Operator
-    public let options: Options
-    public init(leftExpression lhs: NSExpression, rightExpression rhs: NSExpression, modifier: Modifier, type: Operator, options: Options = []) {
-        leftExpression = lhs; rightExpression = rhs; comparisonPredicateModifier = modifier; predicateOperatorType = type; self.options = options
-        super.init(_shellConstant: nil)
+
+    package func binding(_ name: String, to value: Any?) -> EvaluationScope {
+        var copy = self
+        copy.bindings[name] = value ?? NSNull()
+        return copy
     }
 }
 
-/// Related Core Data documentation: [NSCompoundPredicate](https://developer.apple.com/documentation/foundation/nscompoundpredicate)
-open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
-    public enum LogicalType: UInt, Sendable { case not = 0, and, or }
-    public let compoundPredicateType: LogicalType
-    public let subpredicates: [Any]
-    public init(type: LogicalType, subpredicates: [NSPredicate]) {
-        compoundPredicateType = type; self.subpredicates = subpredicates
-        super.init(_shellConstant: nil)
-    }
-}
+// MARK: - Format initializers
 
-/// Related Core Data documentation: [NSExpression](https://developer.apple.com/documentation/foundation/nsexpression)
-open class NSExpression: NSObject, @unchecked Sendable {
-    public enum ExpressionType: UInt, Sendable {
-        case constantValue = 0, evaluatedObject, variable, keyPath, function, unionSet, intersectSet, minusSet
-        case subquery = 13, aggregate, anyKey = 15, block = 19, conditional = 20
-    }
-    public let expressionType: ExpressionType
-    private let _constant: Any?
-    private let _keyPath: String?
-    public init(expressionType type: ExpressionType) { expressionType = type; _constant = nil; _keyPath = nil; super.init() }
-    public init(forConstantValue obj: Any?) { expressionType = .constantValue; _constant = obj; _keyPath = nil; super.init() }
-    public init(forKeyPath keyPath: String) { expressionType = .keyPath; _constant = nil; _keyPath = keyPath; super.init() }
-    open var constantValue: Any? { _constant }
-    open var keyPath: String { _keyPath ?? "" }
-}
+/// Hosts `NSPredicate`'s format initializers, so that they can return a subclass instance
+/// (``NSComparisonPredicate``, ``NSCompoundPredicate``) as Apple's class cluster does.
+/// Not meant to be used directly.
+public protocol _OCDPredicateFormatInitializable {}
 
-/// Related Core Data documentation: [NSSortDescriptor](https://developer.apple.com/documentation/foundation/nssortdescriptor)
-open class NSSortDescriptor: NSObject, @unchecked Sendable {
-    public let key: String?
-    public let ascending: Bool
-    public init(key: String?, ascending: Bool) { self.key = key; self.ascending = ascending; super.init() }
-    open func compare(_ object1: Any, to object2: Any) -> ComparisonResult { .orderedSame }
+extension NSPredicate: _OCDPredicateFormatInitializable {}
+
+extension _OCDPredicateFormatInitializable where Self == NSPredicate {
+    /// Parses a predicate format string, substituting `args` for `%@`, `%K`, `%d`, ... specifiers.
+    ///
+    /// ```swift
+    /// NSPredicate(format: "%K == %@ AND rating > %f", "author", "Ann", 4.5)
+    /// ```
+    ///
+    /// Related Core Data documentation: [init(format:_:)](https://developer.apple.com/documentation/foundation/nspredicate/init(format:_:))
+    ///
+    /// - Note: Linux: arguments are Swift values (`Any?`), not `CVarArg`s. A malformed string does not
+    ///   raise: the predicate evaluates to `false` and fetches using it throw the parse error.
+    public init(format predicateFormat: String, _ args: Any?...) {
+        self.init(format: predicateFormat, argumentArray: args.map { $0 as Any })
+    }
+
+    /// Parses a predicate format string with an array of arguments.
+    ///
+    /// Related Core Data documentation: [init(format:argumentArray:)](https://developer.apple.com/documentation/foundation/nspredicate/init(format:argumentarray:))
+    public init(format predicateFormat: String, argumentArray arguments: [Any]?) {
+        do {
+            self = try PredicateParser.parsePredicate(predicateFormat, arguments: arguments ?? [])
+        } catch let error as OpenCoreDataError {
+            self = NSPredicate(_storage: .invalid(error, format: predicateFormat))
+        } catch {
+            self = NSPredicate(_storage: .invalid(OpenCoreDataError(.invalidFormat, "\(error)"), format: predicateFormat))
+        }
+    }
+
+    /// Throwing twin of ``init(format:_:)``: throws ``OpenCoreDataError/Code/invalidFormat``, whose
+    /// message quotes the format string with a caret under the spot, and says what was expected:
+    ///
+    /// ```
+    /// expected an expression after '=='
+    /// name == AND x
+    ///         ^
+    /// ```
+    ///
+    /// Too few arguments for the specifiers, or a `%K` argument that is not a string, also throw.
+    public init(validatingFormat predicateFormat: String, _ args: Any?...) throws {
+        self = try PredicateParser.parsePredicate(predicateFormat, arguments: args.map { $0 as Any })
+    }
+
+    /// Throwing twin of ``init(format:argumentArray:)``.
+    public init(validatingFormat predicateFormat: String, argumentArray arguments: [Any]?) throws {
+        self = try PredicateParser.parsePredicate(predicateFormat, arguments: arguments ?? [])
+    }
 }
