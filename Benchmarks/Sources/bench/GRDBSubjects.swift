@@ -1,11 +1,15 @@
 import Foundation
 import GRDB
 
-// GRDB.swift 7.10.0 two ways: Codable records through the query interface, the way its documentation
-// writes an app, and plain SQL with cached statements. Both on a DatabaseQueue in WAL mode, which GRDB
+// GRDB.swift 7.10.0 two ways: records through the query interface, the way its documentation writes
+// an app, and plain SQL with cached statements. Both on a DatabaseQueue in WAL mode, which GRDB
 // opens with synchronous NORMAL.
 
-struct ItemRecord: Codable, FetchableRecord, MutablePersistableRecord {
+// Records with hand-written row coding (`init(row:)`, `encode(to:)`), which GRDB documents as its
+// fastest record form. Codable records were about 2× slower here at N = 100,000 (fetch 176 ms against
+// 89, insert 1,052 against 706, with GRDB's default text dates), which would flatter the OCD/GRDB ratio. Dates are stored as Core Data stores them, seconds since 2001.
+
+struct ItemRecord: FetchableRecord, MutablePersistableRecord {
     static let databaseTableName = "item"
     var pk: Int64?
     var id: Int64
@@ -29,10 +33,34 @@ struct ItemRecord: Codable, FetchableRecord, MutablePersistableRecord {
         note = v.note
     }
 
+    init(row: Row) throws {
+        pk = row["pk"]
+        id = row["id"]
+        name = row["name"]
+        rank = row["rank"]
+        score = row["score"]
+        weight = row["weight"]
+        createdAt = Date(timeIntervalSinceReferenceDate: row["createdAt"])
+        flag = row["flag"]
+        note = row["note"]
+    }
+
+    func encode(to container: inout PersistenceContainer) throws {
+        container["pk"] = pk
+        container["id"] = id
+        container["name"] = name
+        container["rank"] = rank
+        container["score"] = score
+        container["weight"] = weight
+        container["createdAt"] = createdAt.timeIntervalSinceReferenceDate
+        container["flag"] = flag
+        container["note"] = note
+    }
+
     mutating func didInsert(_ inserted: InsertionSuccess) { pk = inserted.rowID }
 }
 
-struct CountryRecord: Codable, FetchableRecord, MutablePersistableRecord {
+struct CountryRecord: FetchableRecord, MutablePersistableRecord {
     static let databaseTableName = "country"
     static var moods: HasManyAssociation<CountryRecord, MoodRecord> { hasMany(MoodRecord.self, key: "moods") }
     var pk: Int64?
@@ -40,10 +68,27 @@ struct CountryRecord: Codable, FetchableRecord, MutablePersistableRecord {
     var updatedAt: Date
     var moods: QueryInterfaceRequest<MoodRecord> { request(for: Self.moods) }
 
+    init(code: Int16, updatedAt: Date) {
+        self.code = code
+        self.updatedAt = updatedAt
+    }
+
+    init(row: Row) throws {
+        pk = row["pk"]
+        code = row["code"]
+        updatedAt = Date(timeIntervalSinceReferenceDate: row["updatedAt"])
+    }
+
+    func encode(to container: inout PersistenceContainer) throws {
+        container["pk"] = pk
+        container["code"] = code
+        container["updatedAt"] = updatedAt.timeIntervalSinceReferenceDate
+    }
+
     mutating func didInsert(_ inserted: InsertionSuccess) { pk = inserted.rowID }
 }
 
-struct MoodRecord: Codable, FetchableRecord, MutablePersistableRecord {
+struct MoodRecord: FetchableRecord, MutablePersistableRecord {
     static let databaseTableName = "mood"
     var pk: Int64?
     var date: Date
@@ -51,12 +96,40 @@ struct MoodRecord: Codable, FetchableRecord, MutablePersistableRecord {
     var longitude: Double
     var country: Int64?
 
+    init(date: Date, latitude: Double, longitude: Double, country: Int64?) {
+        self.date = date
+        self.latitude = latitude
+        self.longitude = longitude
+        self.country = country
+    }
+
+    init(row: Row) throws {
+        pk = row["pk"]
+        date = Date(timeIntervalSinceReferenceDate: row["date"])
+        latitude = row["latitude"]
+        longitude = row["longitude"]
+        country = row["country"]
+    }
+
+    func encode(to container: inout PersistenceContainer) throws {
+        container["pk"] = pk
+        container["date"] = date.timeIntervalSinceReferenceDate
+        container["latitude"] = latitude
+        container["longitude"] = longitude
+        container["country"] = country
+    }
+
     mutating func didInsert(_ inserted: InsertionSuccess) { pk = inserted.rowID }
 }
 
-struct CountryWithMoods: Decodable, FetchableRecord {
+struct CountryWithMoods: FetchableRecord {
     var country: CountryRecord
     var moods: [MoodRecord]
+
+    init(row: Row) throws {
+        country = try CountryRecord(row: row)
+        moods = try row["moods"]
+    }
 }
 
 enum GRDBDatabase {
