@@ -28,7 +28,8 @@ struct ItemValues {
         id: Int64, name: String, rank: Int16, score: Double, weight: Double, createdAt: Double, flag: Bool,
         note: String?
     ) -> Int64 {
-        id &+ Int64(name.utf8.count) &+ Int64(rank) &+ Int64(score * 2) &+ Int64(weight * 4) &+ Int64(createdAt.rounded())
+        id &+ Int64(name.utf8.count) &+ Int64(rank) &+ Int64(score * 2) &+ Int64(weight * 4)
+            &+ Int64(createdAt.rounded())
             &+ (flag ? 1 : 0) &+ Int64(note?.utf8.count ?? 0)
     }
 }

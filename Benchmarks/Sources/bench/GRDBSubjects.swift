@@ -7,7 +7,8 @@ import GRDB
 
 // Records with hand-written row coding (`init(row:)`, `encode(to:)`), which GRDB documents as its
 // fastest record form. Codable records were about 2× slower here at N = 100,000 (fetch 176 ms against
-// 89, insert 1,052 against 706, with GRDB's default text dates), which would flatter the OCD/GRDB ratio. Dates are stored as Core Data stores them, seconds since 2001.
+// 89, insert 1,052 against 706, with GRDB's default text dates), which would flatter the OCD/GRDB ratio.
+// Dates are stored as Core Data stores them, seconds since 2001.
 
 struct ItemRecord: FetchableRecord, MutablePersistableRecord {
     static let databaseTableName = "item"
@@ -161,7 +162,8 @@ struct GRDBRecordsSubject: Subject {
             case .countriesAndMoods:
                 for c in 0..<sizes.countries8 {
                     var country = CountryRecord(
-                        code: Int16(truncatingIfNeeded: c), updatedAt: Date(timeIntervalSinceReferenceDate: 700_000_000))
+                        code: Int16(truncatingIfNeeded: c), updatedAt: Date(timeIntervalSinceReferenceDate: 700_000_000)
+                    )
                     try country.insert(db)
                     for m in 0..<sizes.moodsPerCountry8 {
                         var mood = MoodRecord(
@@ -305,7 +307,9 @@ struct GRDBSQLSubject: Subject {
 
     static func insertItems(_ range: Range<Int>, _ db: Database) throws {
         let insert = try db.cachedStatement(
-            sql: "INSERT INTO item(id, name, rank, score, weight, createdAt, flag, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            sql:
+                "INSERT INTO item(id, name, rank, score, weight, createdAt, flag, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
         for i in range {
             let v = ItemValues(i)
             try insert.execute(arguments: [v.id, v.name, v.rank, v.score, v.weight, v.createdAt, v.flag, v.note])
@@ -328,7 +332,9 @@ struct GRDBSQLSubject: Subject {
                     try insertCountry.execute(arguments: [Int16(truncatingIfNeeded: c), 700_000_000.0])
                     let pk = db.lastInsertedRowID
                     for m in 0..<sizes.moodsPerCountry8 {
-                        try insertMood.execute(arguments: [Sizes.moodDate(c * sizes.moodsPerCountry8 + m), 50.0, 20.0, pk])
+                        try insertMood.execute(arguments: [
+                            Sizes.moodDate(c * sizes.moodsPerCountry8 + m), 50.0, 20.0, pk,
+                        ])
                     }
                 }
             }
@@ -387,7 +393,9 @@ struct GRDBSQLSubject: Subject {
             return try measure {
                 try queue.read { db in
                     let select = try db.cachedStatement(
-                        sql: "SELECT pk, id, name, rank, score, weight, createdAt, flag, note FROM item WHERE id = ? LIMIT 1")
+                        sql:
+                            "SELECT pk, id, name, rank, score, weight, createdAt, flag, note FROM item WHERE id = ? LIMIT 1"
+                    )
                     var check: Int64 = 0
                     for j in 0..<sizes.lookups {
                         guard let row = try Row.fetchOne(select, arguments: [sizes.lookupKey(j)]) else {
@@ -426,7 +434,8 @@ struct GRDBSQLSubject: Subject {
             return try measure {
                 try queue.write { db in
                     let find = try db.cachedStatement(sql: "SELECT pk FROM country WHERE code = ? LIMIT 1")
-                    let insertCountry = try db.cachedStatement(sql: "INSERT INTO country(code, updatedAt) VALUES (?, ?)")
+                    let insertCountry = try db.cachedStatement(
+                        sql: "INSERT INTO country(code, updatedAt) VALUES (?, ?)")
                     let insertMood = try db.cachedStatement(
                         sql: "INSERT INTO mood(date, latitude, longitude, country) VALUES (?, ?, ?, ?)")
                     var check: Int64 = 0
@@ -451,7 +460,8 @@ struct GRDBSQLSubject: Subject {
             return try measure {
                 try queue.read { db in
                     let pks = try Int64.fetchAll(db, sql: "SELECT pk FROM country")
-                    let moods = try db.cachedStatement(sql: "SELECT pk, date, latitude, longitude FROM mood WHERE country = ?")
+                    let moods = try db.cachedStatement(
+                        sql: "SELECT pk, date, latitude, longitude FROM mood WHERE country = ?")
                     var check: Int64 = 0
                     for pk in pks {
                         let cursor = try Row.fetchCursor(moods, arguments: [pk])

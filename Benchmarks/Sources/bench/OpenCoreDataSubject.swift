@@ -49,7 +49,8 @@ enum OCDModel {
         let countryMoods = NSRelationshipDescription(name: "moods", destination: mood, toMany: true)
         moodCountry.inverseRelationship = countryMoods
         countryMoods.inverseRelationship = moodCountry
-        let code = NSAttributeDescription(name: "code", type: .integer16AttributeType, isOptional: false, defaultValue: 0)
+        let code = NSAttributeDescription(
+            name: "code", type: .integer16AttributeType, isOptional: false, defaultValue: 0)
         code.isIndexed = true
         country.properties = [
             code,
@@ -255,7 +256,9 @@ final class OpenCoreDataSubject: Subject {
                 return try measure {
                     var check: Int64 = 0
                     for country in try context.fetch(NSFetchRequest<OCDCountry>(entityName: "Country")) {
-                        for mood in country.moods { check &+= 1 &+ Int64(mood.date.timeIntervalSinceReferenceDate.rounded()) }
+                        for mood in country.moods {
+                            check &+= 1 &+ Int64(mood.date.timeIntervalSinceReferenceDate.rounded())
+                        }
                     }
                     return check
                 }

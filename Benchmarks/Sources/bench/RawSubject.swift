@@ -145,7 +145,8 @@ struct RawSubject: Subject {
             return try measure {
                 let find = try db.prepare("SELECT pk FROM country WHERE code = ? LIMIT 1")
                 let insertCountry = try db.prepare("INSERT INTO country(code, updatedAt) VALUES (?, ?)")
-                let insertMood = try db.prepare("INSERT INTO mood(date, latitude, longitude, country) VALUES (?, ?, ?, ?)")
+                let insertMood = try db.prepare(
+                    "INSERT INTO mood(date, latitude, longitude, country) VALUES (?, ?, ?, ?)")
                 var check: Int64 = 0
                 var created = 0
                 try db.execute("BEGIN")
@@ -195,7 +196,8 @@ struct RawSubject: Subject {
                 let countries = try db.prepare("SELECT pk, code, updatedAt FROM country")
                 var moodsByCountry: [Int64: [Double]] = [:]
                 while try countries.step() { moodsByCountry[countries.int64(0)] = [] }
-                let moods = try db.prepare("SELECT pk, date, latitude, longitude, country FROM mood WHERE country IS NOT NULL")
+                let moods = try db.prepare(
+                    "SELECT pk, date, latitude, longitude, country FROM mood WHERE country IS NOT NULL")
                 while try moods.step() { moodsByCountry[moods.int64(4), default: []].append(moods.double(1)) }
                 var check: Int64 = 0
                 for (_, dates) in moodsByCountry { for date in dates { check &+= 1 &+ Int64(date.rounded()) } }

@@ -58,7 +58,8 @@ struct Report {
                 + "OpenCoreData store: \(options.sqliteStore ? "SQLite" : "in-memory")")
         lines.append("Machine: \(machine.summary); \(machine.os)")
         lines.append("")
-        lines.append("| case | rows | OpenCoreData ms | raw ms | GRDB records ms | GRDB SQL ms | OCD/raw | OCD/GRDB-records |")
+        lines.append(
+            "| case | rows | OpenCoreData ms | raw ms | GRDB records ms | GRDB SQL ms | OCD/raw | OCD/GRDB-records |")
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
         for job in jobs {
             let ocd = record(job, .ocd)
@@ -70,7 +71,9 @@ struct Report {
                     + "| \(ratio(ocd, raw)) | \(ratio(ocd, records)) |")
         }
         lines.append("")
-        lines.append("Peak resident memory of the run's process (MB, max over repetitions; includes set-up of the process, not of the file):")
+        lines.append(
+            "Peak resident memory of the run's process (MB, max over repetitions; includes set-up of the process, not of the file):"
+        )
         lines.append("")
         lines.append("| case | rows | OpenCoreData | raw | GRDB records | GRDB SQL |")
         lines.append("|---|---:|---:|---:|---:|---:|")

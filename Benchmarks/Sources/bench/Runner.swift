@@ -26,7 +26,8 @@ func subject(_ library: Library, _ options: Options) -> any Subject {
 /// The child side: one phase of one case for one library, in its own process, so that peak memory
 /// belongs to that run alone.
 func runChild(_ options: Options, phase: String) -> Never {
-    guard let kind = options.cases.first, let library = options.libraries.first, let directory = options.directory else {
+    guard let kind = options.cases.first, let library = options.libraries.first, let directory = options.directory
+    else {
         fail("a child needs --only-case, --library and --dir")
     }
     let sizes = Sizes(n: options.n)
@@ -36,13 +37,15 @@ func runChild(_ options: Options, phase: String) -> Never {
         if phase == "setup" || phase == "both" { try target.setUp(kind, sizes: sizes, directory: url) }
         if phase == "run" || phase == "both" {
             let measurement = try target.run(kind, sizes: sizes, directory: url)
-            let result = ChildResult(ms: measurement.milliseconds, check: measurement.check, peakRSSMB: peakRSSMegabytes())
+            let result = ChildResult(
+                ms: measurement.milliseconds, check: measurement.check, peakRSSMB: peakRSSMegabytes())
             let json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
             print("RESULT \(json)")
         }
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("bench child (case \(kind.rawValue), \(library.rawValue)): \(error)\n".utf8))
+        FileHandle.standardError.write(
+            Data("bench child (case \(kind.rawValue), \(library.rawValue)): \(error)\n".utf8))
         print("ERROR \(error)".replacingOccurrences(of: "\n", with: " "))
         exit(1)
     }
@@ -61,8 +64,10 @@ func spawnChild(
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     process.arguments =
-        ["--child", phase, "--only-case", kind.rawValue, "--library", library.rawValue, "--n", String(n),
-         "--dir", directory.path] + options.childSettings
+        [
+            "--child", phase, "--only-case", kind.rawValue, "--library", library.rawValue, "--n", String(n),
+            "--dir", directory.path,
+        ] + options.childSettings
     let output = Pipe()
     process.standardOutput = output
     let finished = DispatchSemaphore(value: 0)
@@ -88,7 +93,9 @@ func spawnChild(
     }
     if process.terminationStatus == 0 && phase == "setup" { return .ok(ChildResult(ms: 0, check: 0, peakRSSMB: 0)) }
     if let line = lines.last(where: { $0.hasPrefix("ERROR ") }) { return .failed(String(line.dropFirst(6))) }
-    return .failed("child exited with status \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))")
+    return .failed(
+        "child exited with status \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
+    )
 }
 
 /// Data handed from the reader thread.

@@ -31,7 +31,8 @@ func log(_ message: String) { FileHandle.standardError.write(Data("\(message)\n"
 func median(_ values: [Double]) -> Double? {
     guard !values.isEmpty else { return nil }
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Copies every file of `template` into the new folder `destination`.
@@ -44,14 +45,19 @@ func copyFolder(_ template: URL, to destination: URL) throws {
 }
 
 let jobs: [Job] = options.cases.flatMap { kind -> [Job] in
-    kind == .memory ? [options.n * 5 / 2, options.n * 5, options.n * 10].map { Job(kind: kind, n: $0) } : [Job(kind: kind, n: options.n)]
+    kind == .memory
+        ? [options.n * 5 / 2, options.n * 5, options.n * 10].map { Job(kind: kind, n: $0) }
+        : [Job(kind: kind, n: options.n)]
 }
-let workRoot = FileManager.default.temporaryDirectory.appendingPathComponent("ocd-bench-\(ProcessInfo.processInfo.processIdentifier)")
+let workRoot = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "ocd-bench-\(ProcessInfo.processInfo.processIdentifier)")
 try FileManager.default.createDirectory(at: workRoot, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: workRoot) }
 
 let machine = MachineInfo.read()
-log("bench: n=\(options.n) reps=\(options.reps) store=\(options.sqliteStore ? "sqlite" : "memory") on \(machine.summary)")
+log(
+    "bench: n=\(options.n) reps=\(options.reps) store=\(options.sqliteStore ? "sqlite" : "memory") on \(machine.summary)"
+)
 
 var records: [Record] = []
 let started = Date()
@@ -75,7 +81,9 @@ for job in jobs {
         let template = jobRoot.appendingPathComponent("\(library.rawValue)-template")
         try FileManager.default.createDirectory(at: template, withIntermediateDirectories: true)
         let clock = ContinuousClock.now
-        switch spawnChild(phase: "setup", kind: job.kind, library: library, n: job.n, directory: template, options: options) {
+        switch spawnChild(
+            phase: "setup", kind: job.kind, library: library, n: job.n, directory: template, options: options)
+        {
         case .ok: templates[library] = template
         case .failed(let message):
             status[library] = "failed"
@@ -105,7 +113,8 @@ for job in jobs {
                 reps[library, default: []].append(result)
                 log(
                     "case \(job.id) \(library.rawValue) rep \(rep + 1)/\(options.reps): "
-                        + "\(String(format: "%.1f", result.ms)) ms, peak \(String(format: "%.0f", result.peakRSSMB)) MB")
+                        + "\(String(format: "%.1f", result.ms)) ms, peak \(String(format: "%.0f", result.peakRSSMB)) MB"
+                )
             case .failed(let message):
                 status[library] = "failed"
                 notes[library] = message
