@@ -394,7 +394,8 @@ struct GRDBSQLSubject: Subject {
                 try queue.read { db in
                     let select = try db.cachedStatement(
                         sql:
-                            "SELECT pk, id, name, rank, score, weight, createdAt, flag, note FROM item WHERE id = ? LIMIT 1"
+                            "SELECT pk, id, name, rank, score, weight, createdAt, flag, note FROM item "
+                            + "WHERE id = ? LIMIT 1"
                     )
                     var check: Int64 = 0
                     for j in 0..<sizes.lookups {

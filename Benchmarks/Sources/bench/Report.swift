@@ -67,12 +67,14 @@ struct Report {
             let records = record(job, .grdbRecords)
             let sql = record(job, .grdbSQL)
             lines.append(
-                "| \(job.id) \(job.kind.title) | \(job.n) | \(cell(ocd)) | \(cell(raw)) | \(cell(records)) | \(cell(sql)) "
+                "| \(job.id) \(job.kind.title) | \(job.n) | \(cell(ocd)) | \(cell(raw)) | \(cell(records)) "
+                    + "| \(cell(sql)) "
                     + "| \(ratio(ocd, raw)) | \(ratio(ocd, records)) |")
         }
         lines.append("")
         lines.append(
-            "Peak resident memory of the run's process (MB, max over repetitions; includes set-up of the process, not of the file):"
+            "Peak resident memory of the measuring process (MB, max over repetitions; "
+                + "it includes the process's own baseline, not the file's set-up):"
         )
         lines.append("")
         lines.append("| case | rows | OpenCoreData | raw | GRDB records | GRDB SQL |")

@@ -94,7 +94,9 @@ func spawnChild(
     if process.terminationStatus == 0 && phase == "setup" { return .ok(ChildResult(ms: 0, check: 0, peakRSSMB: 0)) }
     if let line = lines.last(where: { $0.hasPrefix("ERROR ") }) { return .failed(String(line.dropFirst(6))) }
     return .failed(
-        "child exited with status \(process.terminationStatus) (\(process.terminationReason == .uncaughtSignal ? "signal" : "exit"))"
+        process.terminationReason == .uncaughtSignal
+            ? "child killed by signal \(process.terminationStatus)"
+            : "child exited with status \(process.terminationStatus)"
     )
 }
 

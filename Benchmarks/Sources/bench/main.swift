@@ -56,7 +56,8 @@ defer { try? FileManager.default.removeItem(at: workRoot) }
 
 let machine = MachineInfo.read()
 log(
-    "bench: n=\(options.n) reps=\(options.reps) store=\(options.sqliteStore ? "sqlite" : "memory") on \(machine.summary)"
+    "bench: n=\(options.n) reps=\(options.reps) store=\(options.sqliteStore ? "sqlite" : "memory") "
+        + "on \(machine.summary)"
 )
 
 var records: [Record] = []
