@@ -10,7 +10,7 @@ struct Options: Sendable {
     var sqliteStore = true
     var astPredicates = false
     var timeoutSeconds = 150.0
-    var batchSize = 1000
+    var strict = false
     // Child only.
     var childPhase: String?
     var directory: String?
@@ -30,6 +30,7 @@ struct Options: Sendable {
           --store        OpenCoreData's store: sqlite (default) or memory (NSInMemoryStoreType)
           --predicates   how OpenCoreData predicates are built: format (NSPredicate(format:), default) or ast
           --timeout      seconds before one run is stopped and reported as a timeout (default 150)
+          --strict       exit with status 1 if a run failed, timed out or gave a wrong result (for CI)
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -71,6 +72,7 @@ struct Options: Sendable {
                 default: fail("--predicates is format or ast")
                 }
             case "--timeout": options.timeoutSeconds = parsed(value(argument), argument)
+            case "--strict": options.strict = true
             case "--child": options.childPhase = value(argument)
             case "--dir": options.directory = value(argument)
             case "--help", "-h":

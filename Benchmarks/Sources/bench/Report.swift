@@ -36,6 +36,7 @@ struct Report {
         switch record.status {
         case "ok": return record.median_ms.map(formatMilliseconds) ?? "—"
         case "timeout": return "timeout (>\(Int(options.timeoutSeconds)) s)"
+        case "wrong": return (record.median_ms.map(formatMilliseconds) ?? "") + " (wrong result)"
         default: return record.status
         }
     }

@@ -129,22 +129,26 @@ for job in jobs {
     }
     try? FileManager.default.removeItem(at: jobRoot)
 
-    let reference = reps[.raw]?.first?.check
+    // The answer every library must give: raw SQLite's, or the first other baseline that ran.
+    let referenceLibrary = [Library.raw, .grdbSQL, .grdbRecords].first { reps[$0]?.first != nil }
+    let reference = referenceLibrary.flatMap { reps[$0]?.first?.check }
     for library in options.libraries {
         let results = reps[library] ?? []
         var note = notes[library]
-        let checks = Set(results.map(\.check))
-        if checks.count > 1 {
+        var wrong = false
+        if Set(results.map(\.check)).count > 1 {
             note = [note, "checksums differ between repetitions"].compactMap { $0 }.joined(separator: "; ")
+            wrong = true
         }
-        if let reference, let check = results.first?.check, check != reference {
-            note = [note, "checksum \(check) differs from raw's \(reference): wrong results"].compactMap { $0 }
-                .joined(separator: "; ")
+        if let reference, let referenceLibrary, let check = results.first?.check, check != reference {
+            note = [note, "checksum \(check) differs from \(referenceLibrary.rawValue)'s \(reference): wrong results"]
+                .compactMap { $0 }.joined(separator: "; ")
+            wrong = true
         }
         records.append(
             Record(
                 case: job.id, title: job.kind.title, library: library.rawValue, n: job.n,
-                status: status[library] ?? "ok", median_ms: median(results.map(\.ms)),
+                status: status[library] ?? (wrong ? "wrong" : "ok"), median_ms: median(results.map(\.ms)),
                 peak_rss_mb: results.map(\.peakRSSMB).max(), reps_ms: results.map(\.ms), check: results.first?.check,
                 note: note))
     }
@@ -157,5 +161,12 @@ print(json)
 if let path = options.jsonPath {
     try Data(json.utf8).write(to: URL(fileURLWithPath: path))
     log("bench: wrote \(path)")
+}
+if options.strict {
+    let bad = records.filter { !["ok", "pending"].contains($0.status) }
+    if !bad.isEmpty {
+        log("bench: --strict: \(bad.count) result(s) failed, timed out or wrong")
+        exit(1)
+    }
 }
 log("bench: done in \(String(format: "%.0f", Date().timeIntervalSince(started))) s")
