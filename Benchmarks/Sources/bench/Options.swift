@@ -85,6 +85,8 @@ struct Options: Sendable {
         return options
     }
 
+    var timeoutText: String { String(format: "%g", timeoutSeconds) }
+
     /// The arguments that give a child the same settings as this process.
     var childSettings: [String] {
         ["--store", sqliteStore ? "sqlite" : "memory", "--predicates", astPredicates ? "ast" : "format"]

@@ -35,7 +35,7 @@ struct Report {
         guard let record else { return "—" }
         switch record.status {
         case "ok": return record.median_ms.map(formatMilliseconds) ?? "—"
-        case "timeout": return "timeout (>\(Int(options.timeoutSeconds)) s)"
+        case "timeout": return "timeout (>\(options.timeoutText) s)"
         case "wrong": return (record.median_ms.map(formatMilliseconds) ?? "") + " (wrong result)"
         default: return record.status
         }

@@ -91,7 +91,7 @@ for job in jobs {
             notes[library] = "set-up failed: \(message)"
         case .timeout:
             status[library] = "timeout"
-            notes[library] = "set-up took over \(Int(options.timeoutSeconds)) s"
+            notes[library] = "set-up took over \(options.timeoutText) s"
         }
         log("case \(job.id) \(library.rawValue): set-up \(status[library] ?? "ok") in \(ContinuousClock.now - clock)")
     }
@@ -122,8 +122,8 @@ for job in jobs {
                 log("case \(job.id) \(library.rawValue) rep \(rep + 1): FAILED \(message)")
             case .timeout:
                 status[library] = "timeout"
-                notes[library] = "a run took over \(Int(options.timeoutSeconds)) s and was stopped"
-                log("case \(job.id) \(library.rawValue) rep \(rep + 1): TIMEOUT after \(Int(options.timeoutSeconds)) s")
+                notes[library] = "a run took over \(options.timeoutText) s and was stopped"
+                log("case \(job.id) \(library.rawValue) rep \(rep + 1): TIMEOUT after \(options.timeoutText) s")
             }
         }
     }
