@@ -254,8 +254,39 @@ package enum ManagedObjectClassRegistry {
             register(cls)
             return cls
         }
+        // A bare name, as Xcode writes for "Current Product Module": Apple's model compiler adds the
+        // module of the target that ships the model. Here the candidates are the targets whose
+        // SwiftPM resource bundles (`<Package>_<Target>.resources`) sit beside the executable.
+        guard !name.contains(".") else { return nil }
+        for module in candidateModules {
+            if let cls = _typeByName("\(module).\(name)") as? NSManagedObject.Type {
+                register(cls)
+                return cls
+            }
+        }
         return nil
     }
+
+    /// Module names of the program's SwiftPM targets that ship resources, found once.
+    private static let candidateModules: [String] = {
+        let directory = Bundle.main.executableURL?.deletingLastPathComponent() ?? Bundle.main.bundleURL
+        let children = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var modules: [String] = []
+        for child in children.sorted() where child.hasSuffix(".resources") || child.hasSuffix(".bundle") {
+            let stem = child.split(separator: ".").first.map(String.init) ?? child
+            // `<Package>_<Target>`: either part may hold underscores, so try every split.
+            var index = stem.startIndex
+            while let underscore = stem[index...].firstIndex(of: "_") {
+                var target = String(stem[stem.index(after: underscore)...])
+                if target.hasSuffix("-tool") { target.removeLast(5) }  // SwiftPM's host-build variant
+                // A target's module name is its name with non-identifier characters as `_`.
+                let module = String(target.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
+                if !module.isEmpty, !modules.contains(module) { modules.append(module) }
+                index = stem.index(after: underscore)
+            }
+        }
+        return modules
+    }()
 
     /// The bare class name (`Country` for `MyApp.Country`).
     package static func bareName(of cls: AnyClass) -> String {

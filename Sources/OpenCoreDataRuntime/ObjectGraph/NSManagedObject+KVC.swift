@@ -55,11 +55,12 @@ extension NSManagedObject {
         reportMisuse("setValue(_:forKey:): entity \(entity.name ?? "?") has no property \(key)")
     }
 
-    /// The value at a dotted key path, walking through relationships; to-many steps collect values.
+    /// The value at a dotted key path, walking through relationships; to-many steps collect values
+    /// (into an array), and collection operators (`@count`, `@sum`, `@avg`, `@min`, `@max`, ...) apply.
     ///
     /// Related Core Data documentation: [value(forKeyPath:)](https://developer.apple.com/documentation/objectivec/nsobject/1416468-value)
     public func value(forKeyPath keyPath: String) -> Any? {
-        KeyPathWalker.value(of: self, keyPath: keyPath)
+        PredicateKeyPath.value(of: self, keyPath: keyPath)
     }
 
     /// Sets the value at a dotted key path.
@@ -157,40 +158,6 @@ extension NSManagedObject {
         case let set as NSSet: return set.allObjects.compactMap { $0 as? NSManagedObject }
         case let sequence as any Sequence: return sequence.compactMap { $0 as? NSManagedObject }
         default: return []
-        }
-    }
-}
-
-/// Walks dotted key paths through objects, dictionaries and collections (KVC semantics).
-package enum KeyPathWalker {
-    package static func value(of root: Any?, keyPath: String) -> Any? {
-        var current: Any? = root
-        for component in keyPath.split(separator: ".", omittingEmptySubsequences: false) {
-            current = step(current, String(component))
-        }
-        return current
-    }
-
-    package static func step(_ value: Any?, _ key: String) -> Any? {
-        switch ValueConversion.unwrap(value) {
-        case nil: return nil
-        case let object as NSManagedObject:
-            return object.value(forKey: key)
-        case let dictionary as [String: Any]:
-            return dictionary[key]
-        case let dictionary as NSDictionary:
-            return dictionary.object(forKey: key)
-        case let set as Set<NSManagedObject>:
-            if key == "@count" { return set.count }
-            return Set(set.compactMap { step($0, key) as? AnyHashable })
-        case let ordered as NSOrderedSet:
-            if key == "@count" { return ordered.count }
-            return NSOrderedSet(array: ordered.array.compactMap { step($0, key) })
-        case let array as [Any]:
-            if key == "@count" { return array.count }
-            return array.compactMap { step($0, key) }
-        default:
-            return nil
         }
     }
 }

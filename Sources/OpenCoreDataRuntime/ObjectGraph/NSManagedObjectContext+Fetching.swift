@@ -56,7 +56,7 @@ extension NSManagedObjectContext {
             throw OpenCoreDataError(.coreDataError, "the model has no entity named \(request.entityName ?? "nil")", entityName: request.entityName)
         }
         if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
-        try request.predicate?._ocdCheckValid()
+        try request.predicate?._ocdValidate(for: entity)
         let erased = request.erased()
         if erased === request as AnyObject { 
             let copy = NSFetchRequest<any NSFetchRequestResult>()

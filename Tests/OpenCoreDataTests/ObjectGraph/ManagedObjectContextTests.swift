@@ -171,6 +171,14 @@ struct ManagedObjectContextTests {
         #expect(throws: OpenCoreDataError.self) {
             try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Nope"))
         }
+        // A malformed format string does not crash at NSPredicate(format:); the fetch throws.
+        let malformed = NSFetchRequest<NSManagedObject>(entityName: "Continent")
+        malformed.predicate = NSPredicate(format: "numericISO3166Code == AND")
+        #expect { try context.fetch(malformed) } throws: { ($0 as? OpenCoreDataError)?.code == .invalidFormat }
+        // A key path the entity does not have fails the fetch, as Apple's "keypath not found in entity".
+        let unknown = NSFetchRequest<NSManagedObject>(entityName: "Continent")
+        unknown.predicate = NSPredicate(format: "nope == 1")
+        #expect { try context.fetch(unknown) } throws: { ($0 as? OpenCoreDataError)?.code == .unknownKey }
     }
 
     @Test func performVariants() async throws {
