@@ -36,15 +36,27 @@ let package = Package(
         // The front module users import: re-exports Foundation and the runtime, declares the macros.
         .target(name: "OpenCoreData", dependencies: ["OpenCoreDataRuntime", "OpenCoreDataMacros"]),
         .target(name: "OpenCoreDataShim", dependencies: ["OpenCoreData"]),
-        .executableTarget(name: "MoodsExample", dependencies: ["OpenCoreData"], path: "Examples/Moods"),
+        .executableTarget(
+            name: "MoodsExample", dependencies: ["OpenCoreData"], path: "Examples/Moods",
+            resources: [.copy("Moods.xcdatamodeld")]
+        ),
         .target(
             name: "OpenCoreDataTestSupport",
             dependencies: ["OpenCoreData"],
             path: "Tests/OpenCoreDataTestSupport"
         ),
+        // A second process for round-trip tests.
+        .executableTarget(
+            name: "AttributeRoundTrip",
+            dependencies: ["OpenCoreData", "OpenCoreDataTestSupport"],
+            path: "Tests/AttributeRoundTrip"
+        ),
         .testTarget(
             name: "OpenCoreDataTests",
-            dependencies: ["OpenCoreData", "OpenCoreDataShim", "OpenCoreDataRuntime", "OpenCoreDataTestSupport", "CSQLite"],
+            dependencies: [
+                "OpenCoreData", "OpenCoreDataShim", "OpenCoreDataRuntime", "OpenCoreDataTestSupport", "CSQLite",
+                "AttributeRoundTrip",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

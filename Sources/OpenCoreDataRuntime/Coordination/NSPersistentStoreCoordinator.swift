@@ -327,10 +327,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try lock.withLock {
             var result = objects.map(\.objectID)
             var byStore: [ObjectIdentifier: (NSIncrementalStore, [Int])] = [:]
+            var storeForEntity: [ObjectIdentifier: NSIncrementalStore] = [:]
             for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {
-                guard let store = stores(for: object.entity).first else {
+                let entityKey = ObjectIdentifier(object.entity)
+                guard let store = storeForEntity[entityKey] ?? stores(for: object.entity).first else {
                     throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(object.entity.name ?? "?")", entityName: object.entity.name)
                 }
+                storeForEntity[entityKey] = store
                 byStore[ObjectIdentifier(store), default: (store, [])].1.append(i)
             }
             for (store, indices) in byStore.values {

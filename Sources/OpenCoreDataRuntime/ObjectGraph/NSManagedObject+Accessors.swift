@@ -27,6 +27,7 @@ extension NSManagedObject {
             return nil
         }
         willAccessValue(forKey: key.name)
+        if _isFault { _fireFault() }  // an override of willAccessValue(forKey:) may not call super
         let raw: Any?
         if _layout.relationships[slot] == nil {
             raw = _values[slot]

@@ -10,7 +10,13 @@ extension NSManagedObject {
             awakeFromFetch()
             return
         }
-        guard let context = _context else { return }
+        guard let context = _context else {
+            // Apple raises "could not fulfill a fault" here; we log and make the object read as empty.
+            reportMisuse("the fault for \(_objectID) cannot fire: its context is gone")
+            _values = ContiguousArray(repeating: nil, count: _layout.properties.count)
+            _isFault = false
+            return
+        }
         context._fulfillFault(self)
     }
 

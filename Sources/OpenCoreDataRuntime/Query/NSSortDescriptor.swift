@@ -26,6 +26,8 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     /// Whether smaller values come first.
     public let ascending: Bool
     private let _comparator: ((Any, Any) -> ComparisonResult)?
+    /// Whether the descriptor orders with a comparator closure (which a SQL store cannot run).
+    package var _ocdHasComparator: Bool { _comparator != nil }
 
     /// A descriptor comparing the values at `key` with the default ordering.
     ///

@@ -1,9 +1,321 @@
+import CSQLite
 import Foundation
 
-// PLACEHOLDER: the SQLite store subsystem replaces this file.
+/// The SQLite store (`NSSQLiteStoreType`): Core Data's own file layout (FORMATS.md §1), so a store
+/// file moves between Apple platforms and Linux.
+///
+/// Concerns live in extensions: `+Metadata` (opening, Z_METADATA, compatibility), `+Fetch` (SQL
+/// generation and row decoding), `+Save` (transactions, optimistic locking, join tables).
+///
+/// `@unchecked Sendable` invariant: used only under its coordinator's lock; it owns one connection.
 final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
+    /// The open connection (`nil` before `loadMetadata()` and after `willRemove(from:)`).
+    var connection: SQLiteConnection?
+    /// The layout of the coordinator's model in this file.
+    var schema: SQLiteSchema!
+    /// The metadata as last written to Z_METADATA, to know when a save must write it again.
+    var writtenMetadata: NSDictionary?
+
+    /// Test hooks (reached with `@testable import`).
+    struct TestHooks {
+        /// Fail a save after this many rows were written (inserted, updated or deleted), inside the transaction.
+        var failAfterRowWrites: Int?
+    }
+    var testHooks = TestHooks()
+
     override var type: String { NSSQLiteStoreType }
-    override func loadMetadata() throws {
-        throw OpenCoreDataError(.persistentStoreInvalidType, "the SQLite store is not built yet", url: url)
+
+    /// Opens or creates the file (see `openStore()` in `SQLiteStore+Metadata.swift`).
+    override func loadMetadata() throws { try openStore() }
+
+    override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] { try storeMetadata(at: url) }
+
+    override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        try writeMetadata(metadata, at: url)
+    }
+
+    /// The open connection, or an error if the store is closed.
+    func db() throws -> SQLiteConnection {
+        guard let connection else {
+            throw OpenCoreDataError(.persistentStoreOperation, "the SQLite store is not open", url: url)
+        }
+        return connection
+    }
+
+    override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
+        connection?.close()
+        connection = nil
+    }
+
+    override class func destroyStore(at url: URL, options: [AnyHashable: Any]?) throws {
+        let manager = FileManager.default
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let path = url.path + suffix
+            guard manager.fileExists(atPath: path) else { continue }
+            do {
+                try manager.removeItem(atPath: path)
+            } catch {
+                throw OpenCoreDataError(
+                    .persistentStoreOperation, "cannot remove the store file", url: URL(fileURLWithPath: path),
+                    underlyingError: error as NSError)
+            }
+        }
+    }
+
+    // MARK: Requests
+
+    override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
+        switch request {
+        case let fetch as NSFetchRequest<any NSFetchRequestResult>:
+            guard let context else { throw OpenCoreDataError(.coreDataError, "a fetch needs a context") }
+            return try executeFetch(fetch, context: context)
+        case let save as NSSaveChangesRequest:
+            if isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: url) }
+            try executeSave(save)
+            return [Any]()
+        default:
+            throw OpenCoreDataError(
+                .persistentStoreUnsupportedRequestType, "the SQLite store cannot run \(Swift.type(of: request))")
+        }
+    }
+
+    // MARK: Primary keys
+
+    /// Allocates primary keys from each root entity's `Z_PRIMARYKEY.Z_MAX`, in one short write
+    /// transaction so several processes never hand out the same key.
+    override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        guard !array.isEmpty else { return [] }
+        if isReadOnly {
+            throw OpenCoreDataError(
+                .persistentStoreSave, "the store is read-only: it cannot hand out new primary keys", url: url)
+        }
+        let connection = try db()
+        var countByRoot: [Int64: Int64] = [:]
+        var rootNumbers: [Int64] = []
+        rootNumbers.reserveCapacity(array.count)
+        var lastEntity: NSEntityDescription?
+        var lastRoot: Int64 = 0
+        for object in array {
+            let entity = object.entity
+            if entity === lastEntity {
+                rootNumbers.append(lastRoot)
+                countByRoot[lastRoot, default: 0] += 1
+                continue
+            }
+            guard let root = schema.number(of: entity.rootEntity) else {
+                throw OpenCoreDataError(
+                    .persistentStoreOperation, "the store does not hold this entity", entityName: object.entity.name)
+            }
+            rootNumbers.append(root)
+            countByRoot[root, default: 0] += 1
+            (lastEntity, lastRoot) = (entity, root)
+        }
+        var next: [Int64: Int64] = [:]
+        try connection.writeTransaction {
+            for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
+                let current = try connection.column("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(root)])
+                    .first
+                let max: Int64
+                if case .integer(let value)? = current { max = value } else { max = 0 }
+                try connection.run(
+                    "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(max + count), .integer(root)])
+                next[root] = max + 1
+            }
+        }
+        var ids: [NSManagedObjectID] = []
+        ids.reserveCapacity(array.count)
+        for (object, root) in zip(array, rootNumbers) {
+            let pk = next[root]!
+            next[root] = pk + 1
+            ids.append(NSManagedObjectID(entity: object.entity, store: self, reference: .int64(pk)))
+        }
+        return ids
+    }
+
+    /// The object ID for a row.
+    @inline(__always)
+    func rowID(entity: NSEntityDescription, pk: Int64) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, store: self, reference: .int64(pk))
+    }
+
+    // MARK: Faults and relationships
+
+    override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws
+        -> NSIncrementalStoreNode
+    {
+        guard let (values, version) = try loadRow(objectID) else {
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store has no row for this object (it may have been deleted)",
+                entityName: objectID.entity.name, objectID: objectID)
+        }
+        return NSIncrementalStoreNode(objectID: objectID, slotValues: values, version: UInt64(max(0, version)))
+    }
+
+    /// The slot values and version of one row, or `nil` if the row is gone.
+    func loadRow(_ objectID: NSManagedObjectID) throws -> (ContiguousArray<Any?>, Int64)? {
+        guard let pk = objectID.primaryKey, let mapping = schema.mapping(for: objectID.entity) else { return nil }
+        let connection = try db()
+        let statement = try connection.prepare(
+            "SELECT \(mapping.table.selectList) FROM \(mapping.table.name) t0 WHERE t0.Z_PK = ?")
+        defer { statement.reset() }
+        statement.bind(pk, 1)
+        guard try statement.step() else { return nil }
+        let rowMapping = schema.mapping(forNumber: statement.int64(1)) ?? mapping
+        return (decodeRow(statement, mapping: rowMapping, offset: 0), statement.int64(2))
+    }
+
+    override func newValue(
+        forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
+        with context: NSManagedObjectContext?
+    ) throws -> Any {
+        guard let mapping = schema.mapping(for: objectID.entity),
+            let slot = objectID.entity.layout.indexByName[relationship.name],
+            let pk = objectID.primaryKey
+        else { return relationship.isToMany ? [NSManagedObjectID]() : NSNull() }
+        guard relationship.isToMany else {
+            guard let (values, _) = try loadRow(objectID) else { return NSNull() }
+            return values[slot] as? NSManagedObjectID ?? NSNull()
+        }
+        let connection = try db()
+        let sql: String
+        switch mapping.toMany[slot] {
+        case .inverseForeignKey(let table, let column, let order, _)?:
+            sql =
+                "SELECT Z_PK, Z_ENT FROM \(table.name) WHERE \(column) = ? ORDER BY \(order.map { "\($0), " } ?? "")Z_PK"
+        case .join(let join, let mine, let other, let otherOrder, let destination)?:
+            guard let table = schema.table(for: destination) else { return [NSManagedObjectID]() }
+            sql =
+                "SELECT j.\(other), t.Z_ENT FROM \(join.name) j JOIN \(table.name) t ON t.Z_PK = j.\(other) WHERE j.\(mine) = ? ORDER BY \(otherOrder.map { "j.\($0), " } ?? "")j.\(other)"
+        case nil:
+            return [NSManagedObjectID]()
+        }
+        let statement = try connection.prepare(sql)
+        defer { statement.reset() }
+        statement.bind(pk, 1)
+        var ids: [NSManagedObjectID] = []
+        while try statement.step() {
+            guard let entity = schema.entitiesByNumber[statement.int64(1)] else { continue }
+            ids.append(rowID(entity: entity, pk: statement.int64(0)))
+        }
+        return ids
+    }
+
+    // MARK: Values
+
+    /// Decodes a row selected with the table's `selectList` (starting at column `offset`) into slots.
+    func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> ContiguousArray<
+        Any?
+    > {
+        var values = ContiguousArray<Any?>(repeating: nil, count: mapping.entity.layout.properties.count)
+        for slot in mapping.slots {
+            let column = offset + 3 + Int32(slot.column)
+            if statement.isNull(column) { continue }
+            switch slot.kind {
+            case .attribute(let type):
+                values[slot.slot] = decodeAttribute(statement, column, type)
+            case .toOne(let destination, let entityColumn):
+                var entity = destination
+                if let entityColumn,
+                    let concrete = schema.entitiesByNumber[statement.int64(offset + 3 + Int32(entityColumn))]
+                {
+                    entity = concrete
+                }
+                values[slot.slot] = rowID(entity: entity, pk: statement.int64(column))
+            }
+        }
+        return values
+    }
+
+    /// The canonical Swift value of a non-NULL column for an attribute type.
+    func decodeAttribute(_ statement: SQLiteStatement, _ column: Int32, _ type: NSAttributeType) -> Any? {
+        switch type {
+        case .integer16AttributeType: return Int16(truncatingIfNeeded: statement.int64(column))
+        case .integer32AttributeType: return Int32(truncatingIfNeeded: statement.int64(column))
+        case .integer64AttributeType: return statement.int64(column)
+        case .booleanAttributeType: return statement.int64(column) != 0
+        case .doubleAttributeType: return statement.double(column)
+        case .floatAttributeType: return Float(statement.double(column))
+        case .dateAttributeType: return Date(timeIntervalSinceReferenceDate: statement.double(column))
+        case .stringAttributeType: return statement.text(column)
+        case .URIAttributeType: return URL(string: statement.text(column))
+        case .binaryDataAttributeType, .transformableAttributeType: return statement.blob(column)
+        case .UUIDAttributeType:
+            if statement.columnType(column) == SQLITE_TEXT { return UUID(uuidString: statement.text(column)) }
+            let data = statement.blob(column)
+            guard data.count == 16 else { return nil }
+            return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        case .decimalAttributeType:
+            switch statement.columnType(column) {
+            case SQLITE_INTEGER: return Decimal(statement.int64(column))
+            case SQLITE_FLOAT:
+                return Decimal(string: String(statement.double(column)), locale: Locale(identifier: "en_US_POSIX"))
+            case SQLITE_BLOB:
+                return Decimal(
+                    string: String(decoding: statement.blob(column), as: UTF8.self),
+                    locale: Locale(identifier: "en_US_POSIX"))
+            default: return Decimal(string: statement.text(column), locale: Locale(identifier: "en_US_POSIX"))
+            }
+        case .objectIDAttributeType:
+            return URL(string: statement.text(column)).flatMap {
+                persistentStoreCoordinator?.managedObjectID(forURIRepresentation: $0)
+            }
+        case .compositeAttributeType, .undefinedAttributeType: return nil
+        }
+    }
+
+    /// The SQLite value for an attribute value (canonicalized first if it is not the canonical type).
+    static func sqliteValue(_ value: Any?, _ type: NSAttributeType) -> SQLiteValue {
+        guard let value else { return .null }
+        switch (type, value) {
+        case (.integer16AttributeType, let v as Int16): return .integer(Int64(v))
+        case (.integer32AttributeType, let v as Int32): return .integer(Int64(v))
+        case (.integer64AttributeType, let v as Int64): return .integer(v)
+        case (.booleanAttributeType, let v as Bool): return .integer(v ? 1 : 0)
+        case (.doubleAttributeType, let v as Double): return .real(v)
+        case (.floatAttributeType, let v as Float): return .real(Double(v))
+        case (.dateAttributeType, let v as Date): return .real(v.timeIntervalSinceReferenceDate)
+        case (.stringAttributeType, let v as String): return .text(v)
+        case (.URIAttributeType, let v as URL): return .text(v.absoluteString)
+        case (.binaryDataAttributeType, let v as Data), (.transformableAttributeType, let v as Data): return .blob(v)
+        case (.UUIDAttributeType, let v as UUID): return .blob(withUnsafeBytes(of: v.uuid) { Data($0) })
+        case (.decimalAttributeType, let v as Decimal): return Self.decimalValue(v)
+        case (.objectIDAttributeType, let v as NSManagedObjectID): return .text(v.uriRepresentation().absoluteString)
+        case (.compositeAttributeType, _), (.undefinedAttributeType, _): return .null
+        default:
+            // Not the canonical type (an Int for an Int16 attribute, a String for a URI): convert once.
+            guard let canonical = ValueConversion.canonicalize(value, for: type),
+                Swift.type(of: canonical) != Swift.type(of: value)
+            else { return .null }
+            return Self.sqliteValue(canonical, type)
+        }
+    }
+
+    /// A Decimal as stored in its `DECIMAL` column: text, which SQLite's NUMERIC affinity turns into
+    /// an INTEGER or REAL when that keeps every digit (≤ 15 significant digits); a value with more
+    /// digits is bound as a BLOB of the same UTF-8 text, which no affinity converts, so it stays exact.
+    static func decimalValue(_ value: Decimal) -> SQLiteValue {
+        let text = value.description
+        let digits = text.filter(\.isNumber).drop { $0 == "0" }.count
+        if digits <= 15, let double = Double(text),
+            Decimal(string: String(double), locale: Locale(identifier: "en_US_POSIX")) == value
+        {
+            return .text(text)
+        }
+        return .blob(Data(text.utf8))
+    }
+
+    /// Binds an attribute value straight to a statement (the save hot path).
+    @inline(__always)
+    func bindAttribute(_ value: Any?, _ type: NSAttributeType, _ statement: SQLiteStatement, _ index: Int32) {
+        switch (type, value) {
+        case (_, nil): statement.bindNull(index)
+        case (.integer64AttributeType, let v as Int64): statement.bind(v, index)
+        case (.integer32AttributeType, let v as Int32): statement.bind(Int64(v), index)
+        case (.integer16AttributeType, let v as Int16): statement.bind(Int64(v), index)
+        case (.doubleAttributeType, let v as Double): statement.bind(v, index)
+        case (.stringAttributeType, let v as String): statement.bind(v, index)
+        case (.dateAttributeType, let v as Date): statement.bind(v.timeIntervalSinceReferenceDate, index)
+        default: statement.bind(Self.sqliteValue(value, type), index)
+        }
     }
 }

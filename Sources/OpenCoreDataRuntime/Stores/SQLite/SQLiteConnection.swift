@@ -1,0 +1,159 @@
+import CSQLite
+import Foundation
+
+/// A thin wrapper over one `sqlite3` connection: opening, a prepared-statement cache keyed by SQL,
+/// transactions, and errors mapped to ``OpenCoreDataError``.
+///
+/// Not thread-safe: a ``SQLiteStore`` owns one connection and uses it only under its coordinator's lock.
+final class SQLiteConnection {
+    private(set) var handle: OpaquePointer?
+    let url: URL
+    private var cache: [String: SQLiteStatement] = [:]
+    /// Test hook: told the SQL of every statement run (placeholders only, never values).
+    var statementObserver: ((String) -> Void)?
+
+    enum Mode {
+        /// Read-only, without locks or side files (`immutable=1`): for checking a file before touching it.
+        case probe
+        /// Read-only, through the normal WAL machinery.
+        case readOnly
+        /// Read-write; `create` also creates a missing file.
+        case readWrite(create: Bool)
+    }
+
+    init(url: URL, mode: Mode) throws {
+        self.url = url
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        var filename = url.path
+        switch mode {
+        case .probe:
+            flags |= SQLITE_OPEN_READONLY
+            filename = url.standardizedFileURL.absoluteString + "?immutable=1"
+        case .readOnly:
+            flags |= SQLITE_OPEN_READONLY
+            filename = url.standardizedFileURL.absoluteString + "?mode=ro"
+        case .readWrite(let create):
+            flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+            filename = url.standardizedFileURL.absoluteString
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(filename, &db, flags, nil)
+        handle = db
+        if rc != SQLITE_OK {
+            let error = OpenCoreDataError(
+                .persistentStoreOpen, "cannot open the SQLite file: \(Self.message(db, rc))", url: url, sqliteCode: rc)
+            sqlite3_close_v2(db)
+            handle = nil
+            throw error
+        }
+        sqlite3_extended_result_codes(db, 1)
+        SQLiteFunctions.register(on: db)
+    }
+
+    deinit { close() }
+
+    /// Finalizes every cached statement and closes the connection.
+    func close() {
+        for statement in cache.values { statement.finalize() }
+        cache.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    // MARK: Statements
+
+    /// The cached prepared statement for `sql`, reset and with bindings cleared.
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        statementObserver?(sql)
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try prepareUncached(sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// A statement that is not cached; the caller finalizes it.
+    func prepareUncached(_ sql: String) throws -> SQLiteStatement {
+        guard let handle else {
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store's SQLite connection is closed", sql: sql, url: url)
+        }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
+        return SQLiteStatement(handle: stmt, sql: sql, connection: self)
+    }
+
+    /// Runs SQL without parameters (may hold several statements separated by `;`).
+    func execute(_ sql: String) throws {
+        statementObserver?(sql)
+        guard let handle else {
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store's SQLite connection is closed", sql: sql, url: url)
+        }
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        if rc != SQLITE_OK { throw error(rc, sql: sql) }
+    }
+
+    /// Runs a statement with bound values and returns the first column of each row.
+    func column(_ sql: String, _ values: [SQLiteValue] = []) throws -> [SQLiteValue] {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        statement.bind(values)
+        var result: [SQLiteValue] = []
+        while try statement.step() { result.append(statement.value(0)) }
+        return result
+    }
+
+    /// Runs a statement with bound values, ignoring rows.
+    func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
+        let statement = try prepare(sql)
+        statement.bind(values)
+        try statement.run()
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// Whether a table exists.
+    func tableExists(_ name: String) throws -> Bool {
+        try !column("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]).isEmpty
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`): committed if it returns, rolled back if it throws.
+    func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if let handle, sqlite3_get_autocommit(handle) == 0 { _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            throw error
+        }
+    }
+
+    /// Sets the busy timeout in seconds.
+    func setBusyTimeout(_ seconds: Double) {
+        if let handle { sqlite3_busy_timeout(handle, Int32(max(0, min(seconds * 1000, Double(Int32.max))))) }
+    }
+
+    // MARK: Errors
+
+    func error(_ rc: Int32, sql: String?) -> OpenCoreDataError {
+        let primary = rc & 0xFF
+        let code: OpenCoreDataError.Code =
+            primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? .persistentStoreTimeout : .sqlite
+        return OpenCoreDataError(
+            code, "SQLite error \(rc): \(Self.message(handle, rc))", sql: sql, url: url, sqliteCode: rc)
+    }
+
+    static func message(_ db: OpaquePointer?, _ rc: Int32) -> String {
+        if let db, let text = sqlite3_errmsg(db) { return String(cString: text) }
+        return String(cString: sqlite3_errstr(rc))
+    }
+}

@@ -1,0 +1,370 @@
+import Foundation
+
+/// Compiles fetch-request predicates and sort descriptors to SQL over Core Data's layout, with every
+/// constant bound as a parameter (never interpolated).
+///
+/// Semantics follow Apple's in-memory evaluation, so a store answers like the in-memory store:
+/// - every compiled condition is 0 or 1, never NULL, so `NOT` and `!=` treat nil as a value
+///   (`attr != 5` matches rows where `attr` is nil);
+/// - key paths through to-one relationships use `LEFT JOIN`s, so a nil relationship gives nil values;
+/// - string operators (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES`, `==`/`!=`/`IN` with
+///   `[c]`/`[d]` or with non-ASCII constants) run through the `ocd_strop` function
+///   (``SQLiteFunctions``): Unicode folding and canonical equivalence, not SQLite's ASCII rules;
+/// - `ANY`/`ALL` over a to-many relationship of the fetched entity become correlated `EXISTS`
+///   subqueries that skip nil values (a key path's values form a set without nils), and
+///   `rel.@count` a `COUNT(*)` subquery;
+/// - sorts use SQLite's BINARY order (code points), which is Swift's `<` for NFC text; decimals and
+///   descriptors with comparator closures sort in memory.
+///
+/// Compiled: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=`, `IN`, `BETWEEN`) of attributes of every
+/// stored type and of to-one relationships (through any chain of to-one key paths) with constants or
+/// aggregates of constants, `SELF == object`, `AND`/`OR`/`NOT`, `TRUEPREDICATE`/`FALSEPREDICATE`.
+/// Anything else (to-many key paths after a to-one, functions, two key paths, `SUBQUERY`, decimal
+/// comparisons, block predicates, subclasses) returns `nil`, and the store evaluates it in memory.
+final class SQLiteQuery {
+    private let schema: SQLiteSchema
+    private let mapping: SQLiteSchema.EntityMapping
+    private(set) var joins: [String] = []
+    private var aliasByPath: [String: (alias: String, entity: NSEntityDescription)] = [:]
+    private(set) var bindings: [SQLiteValue] = []
+    /// Table aliases are `<prefix>0` (the fetched entity), `<prefix>1`... (joined to-one destinations).
+    private let aliasPrefix: String
+    private var rootAlias: String { aliasPrefix + "0" }
+    /// Subqueries opened so far, for unique alias prefixes.
+    private var subqueryCount = 0
+
+    init(schema: SQLiteSchema, mapping: SQLiteSchema.EntityMapping, aliasPrefix: String = "t") {
+        self.schema = schema
+        self.mapping = mapping
+        self.aliasPrefix = aliasPrefix
+    }
+
+    /// What a key path leads to: a column expression and how to read it.
+    private enum Target {
+        case attribute(String, NSAttributeType)
+        case toOne(String)
+    }
+
+    // MARK: Key paths
+
+    private func resolve(_ keyPath: String) -> Target? {
+        let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !parts.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
+        var alias = rootAlias
+        var entity = mapping.entity
+        var prefix = ""
+        for (i, name) in parts.enumerated() {
+            guard let property = entity.propertiesByName[name], !property.isTransient else { return nil }
+            let isLast = i == parts.count - 1
+            if let attribute = property as? NSAttributeDescription {
+                guard isLast, let column = schema.columnByProperty[ObjectIdentifier(property)] else { return nil }
+                return .attribute("\(alias).\(column)", attribute.attributeType)
+            }
+            guard let relationship = property as? NSRelationshipDescription, !relationship.isToMany,
+                let column = schema.columnByProperty[ObjectIdentifier(property)]
+            else { return nil }
+            if isLast { return .toOne("\(alias).\(column)") }
+            guard let destination = relationship.destinationEntity, let table = schema.table(for: destination) else {
+                return nil
+            }
+            prefix += (prefix.isEmpty ? "" : ".") + name
+            if let known = aliasByPath[prefix] {
+                alias = known.alias
+                entity = known.entity
+                continue
+            }
+            let next = "\(aliasPrefix)\(aliasByPath.count + 1)"
+            joins.append("LEFT JOIN \(table.name) \(next) ON \(next).Z_PK = \(alias).\(column)")
+            aliasByPath[prefix] = (next, destination)
+            alias = next
+            entity = destination
+        }
+        return nil
+    }
+
+    private func bind(_ value: SQLiteValue) -> String {
+        bindings.append(value)
+        return "?"
+    }
+
+    // MARK: Predicates
+
+    /// SQL for `predicate`, or `nil` if some part cannot run in SQL. On `nil`, bindings and joins
+    /// added so far are rolled back.
+    func compile(_ predicate: NSPredicate) -> String? {
+        let (savedBindings, savedJoins, savedAliases) = (bindings, joins, aliasByPath)
+        if let sql = compileAny(predicate) { return sql }
+        (bindings, joins, aliasByPath) = (savedBindings, savedJoins, savedAliases)
+        return nil
+    }
+
+    private func compileAny(_ predicate: NSPredicate) -> String? {
+        switch predicate {
+        case let comparison as NSComparisonPredicate: return compileComparison(comparison)
+        case let compound as NSCompoundPredicate:
+            let parts = compound.subpredicates.map { ($0 as? NSPredicate).flatMap(compileAny) }
+            if parts.contains(where: { $0 == nil }) { return nil }
+            let sql = parts.compactMap { $0 }
+            switch compound.compoundPredicateType {
+            case .and: return sql.isEmpty ? "1" : "(" + sql.joined(separator: " AND ") + ")"
+            case .or: return sql.isEmpty ? "0" : "(" + sql.joined(separator: " OR ") + ")"
+            case .not: return sql.count == 1 ? "(NOT \(sql[0]))" : nil
+            }
+        default:
+            guard type(of: predicate) == NSPredicate.self else { return nil }
+            switch predicate.predicateFormat {
+            case "TRUEPREDICATE": return "1"
+            case "FALSEPREDICATE": return "0"
+            default: return nil
+            }
+        }
+    }
+
+    private static func flipped(_ op: NSComparisonPredicate.Operator) -> NSComparisonPredicate.Operator? {
+        switch op {
+        case .equalTo, .notEqualTo: op
+        case .lessThan: .greaterThan
+        case .lessThanOrEqualTo: .greaterThanOrEqualTo
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqualTo: .lessThanOrEqualTo
+        default: nil
+        }
+    }
+
+    /// The value of a constant expression (`.some(nil)` for nil), or of an aggregate of constants
+    /// (`{1, 2}` in a format string) as an array; `nil` for any other expression.
+    private static func constant(_ expression: NSExpression) -> Any?? {
+        switch expression.expressionType {
+        case .constantValue:
+            return .some(ValueConversion.unwrap(expression.constantValue).flatMap { $0 is NSNull ? nil : $0 })
+        case .aggregate:
+            guard let items = expression.collection as? [NSExpression] else { return nil }
+            var values: [Any] = []
+            for item in items {
+                guard item.expressionType == .constantValue, let value = ValueConversion.unwrap(item.constantValue),
+                    !(value is NSNull)
+                else { return nil }
+                values.append(value)
+            }
+            return .some(values)
+        default:
+            return nil
+        }
+    }
+
+    private func compileComparison(_ predicate: NSComparisonPredicate) -> String? {
+        if let sql = compileToManyComparison(predicate) { return sql }
+        guard predicate.comparisonPredicateModifier == .direct else { return nil }
+        var subject = predicate.leftExpression
+        var constant = predicate.rightExpression
+        var op = predicate.predicateOperatorType
+        if subject.expressionType == .constantValue, constant.expressionType != .constantValue {
+            guard let flippedOp = Self.flipped(op) else { return nil }
+            (subject, constant, op) = (constant, subject, flippedOp)
+        }
+        guard let value = Self.constant(constant) else { return nil }
+        switch subject.expressionType {
+        case .evaluatedObject:
+            return compileObjectComparison("\(rootAlias).Z_PK", op: op, value: value)
+        case .keyPath:
+            switch resolve(subject.keyPath) {
+            case .attribute(let column, let type)?:
+                return compileAttribute(column, type: type, op: op, options: predicate.options, value: value)
+            case .toOne(let column)?:
+                return compileObjectComparison(column, op: op, value: value)
+            case nil:
+                return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    // MARK: To-many key paths
+
+    /// `ANY rel.path op c`, `ALL rel.path op c` and `rel.@count op n`, where `rel` is a to-many
+    /// relationship of the fetched entity: correlated subqueries over the destination rows.
+    private func compileToManyComparison(_ predicate: NSComparisonPredicate) -> String? {
+        let subject = predicate.leftExpression
+        guard subject.expressionType == .keyPath, Self.constant(predicate.rightExpression) != nil else {
+            return nil
+        }
+        let parts = subject.keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let slot = mapping.entity.layout.indexByName[parts[0]],
+            let toMany = mapping.toMany[slot]
+        else { return nil }
+        let destination: NSEntityDescription
+        let from: String
+        let link: String
+        let alias = "\(aliasPrefix)s\(subqueryCount)"
+        switch toMany {
+        case .inverseForeignKey(let table, let column, _, let target):
+            destination = target
+            from = "\(table.name) \(alias)0"
+            link = "\(alias)0.\(column) = \(rootAlias).Z_PK"
+        case .join(let join, let mine, let other, _, let target):
+            guard let table = schema.table(for: target) else { return nil }
+            destination = target
+            from = "\(join.name) \(alias)j JOIN \(table.name) \(alias)0 ON \(alias)0.Z_PK = \(alias)j.\(other)"
+            link = "\(alias)j.\(mine) = \(rootAlias).Z_PK"
+        }
+        if parts[1] == "@count" {
+            guard predicate.comparisonPredicateModifier == .direct,
+                let count = ValueConversion.unwrap(predicate.rightExpression.constantValue).flatMap(
+                    ValueConversion.int64)
+            else { return nil }
+            let symbols: [NSComparisonPredicate.Operator: String] = [
+                .equalTo: "=", .notEqualTo: "!=", .lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">",
+                .greaterThanOrEqualTo: ">=",
+            ]
+            guard let symbol = symbols[predicate.predicateOperatorType] else { return nil }
+            subqueryCount += 1
+            return "(SELECT COUNT(*) FROM \(from) WHERE \(link)) \(symbol) \(bind(.integer(count)))"
+        }
+        let modifier = predicate.comparisonPredicateModifier
+        guard modifier == .any || modifier == .all, let destinationMapping = schema.mapping(for: destination) else {
+            return nil
+        }
+        let inner = NSComparisonPredicate(
+            leftExpression: NSExpression(forKeyPath: parts[1]), rightExpression: predicate.rightExpression,
+            modifier: .direct, type: predicate.predicateOperatorType, options: predicate.options)
+        let child = SQLiteQuery(schema: schema, mapping: destinationMapping, aliasPrefix: alias)
+        guard let condition = child.compile(inner) else { return nil }
+        // In memory the key path yields the set of destination values, which holds no nils: a
+        // destination whose value is nil takes no part in ANY or ALL.
+        let valueColumn: String
+        switch child.resolve(parts[1]) {
+        case .attribute(let column, _)?, .toOne(let column)?: valueColumn = column
+        case nil: return nil
+        }
+        subqueryCount += 1
+        let joined = child.joins.isEmpty ? "" : " " + child.joins.joined(separator: " ")
+        bindings.append(contentsOf: child.bindings)
+        let rows = "SELECT 1 FROM \(from)\(joined) WHERE \(link) AND \(valueColumn) IS NOT NULL"
+        if modifier == .any { return "EXISTS (\(rows) AND \(condition))" }
+        return "NOT EXISTS (\(rows) AND NOT \(condition))"
+    }
+
+    private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
+        // Decimals are stored as text and compare numerically only in memory; object IDs and
+        // composites have no comparable column value.
+        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type),
+              let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
+        return SQLiteStore.sqliteValue(canonical, type)
+    }
+
+    private static func collection(_ value: Any?) -> [Any]? {
+        switch value {
+        case let array as [Any]: array
+        case let set as Set<AnyHashable>: Array(set)
+        case let array as NSArray: array.map { $0 }
+        case let set as NSSet: set.allObjects
+        case let ordered as NSOrderedSet: ordered.array
+        default: nil
+        }
+    }
+
+    private func compileAttribute(
+        _ column: String, type: NSAttributeType, op: NSComparisonPredicate.Operator,
+        options: NSComparisonPredicate.Options, value: Any?
+    ) -> String? {
+        let isString = type == .stringAttributeType
+        let folding = options.subtracting(.normalized)
+        func stringOperation(_ op: NSComparisonPredicate.Operator, _ pattern: String) -> String {
+            "\(SQLiteFunctions.stringOperationName)(\(op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern))))"
+        }
+        // Swift's (and NSString's) string equality is canonical equivalence, SQLite's `=` is byte
+        // equality: they agree when the constant is ASCII, so only other constants need the function.
+        func needsFunction(_ pattern: String) -> Bool { !folding.isEmpty || !pattern.utf8.allSatisfy { $0 < 0x80 } }
+        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op) {
+            guard isString, let pattern = value as? String else { return nil }
+            return stringOperation(op, pattern)
+        }
+        if isString, op == .equalTo || op == .notEqualTo, let pattern = value as? String, needsFunction(pattern) {
+            let call = stringOperation(.equalTo, pattern)
+            return op == .notEqualTo ? "(NOT \(call))" : call
+        }
+        if isString, op == .in, let items = Self.collection(value) {
+            let patterns = items.compactMap { $0 as? String }
+            if patterns.count == items.count, patterns.contains(where: needsFunction) {
+                if patterns.isEmpty { return "0" }
+                return "(" + patterns.map { stringOperation(.equalTo, $0) }.joined(separator: " OR ") + ")"
+            }
+        }
+        if isString, !folding.isEmpty { return nil }
+        switch op {
+        case .equalTo, .notEqualTo:
+            guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
+            guard let bound = sqlValue(value, type) else { return nil }
+            return op == .equalTo ? "\(column) IS \(bind(bound))" : "(\(column) != \(bind(bound)) OR \(column) IS NULL)"
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard let value, let bound = sqlValue(value, type) else { return nil }
+            let symbol = [
+                NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">",
+                .greaterThanOrEqualTo: ">=",
+            ][op]!
+            return "(\(column) IS NOT NULL AND \(column) \(symbol) \(bind(bound)))"
+        case .in:
+            guard let items = Self.collection(value) else { return nil }
+            let bound = items.map { sqlValue($0, type) }
+            if bound.contains(where: { $0 == nil }) { return nil }
+            if bound.isEmpty { return "0" }
+            return "(\(column) IS NOT NULL AND \(column) IN (\(bound.map { bind($0!) }.joined(separator: ", "))))"
+        case .between:
+            guard let items = Self.collection(value), items.count == 2,
+                let low = sqlValue(items[0], type), let high = sqlValue(items[1], type)
+            else { return nil }
+            return "(\(column) IS NOT NULL AND \(column) >= \(bind(low)) AND \(column) <= \(bind(high)))"
+        default:
+            return nil
+        }
+    }
+
+    /// Comparisons of a to-one relationship (or the object itself) with objects or object IDs.
+    private func compileObjectComparison(_ column: String, op: NSComparisonPredicate.Operator, value: Any?) -> String? {
+        func key(_ item: Any) -> Int64?? {
+            let id = (item as? NSManagedObject)?.objectID ?? item as? NSManagedObjectID
+            guard let id else { return nil }  // not an object: cannot compile
+            return .some(id.primaryKey)  // a temporary ID matches no row
+        }
+        switch op {
+        case .equalTo, .notEqualTo:
+            guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
+            guard let found = key(value) else { return nil }
+            guard let pk = found else { return op == .equalTo ? "0" : "1" }
+            return op == .equalTo
+                ? "\(column) IS \(bind(.integer(pk)))" : "(\(column) != \(bind(.integer(pk))) OR \(column) IS NULL)"
+        case .in:
+            guard let items = Self.collection(value) else { return nil }
+            let keys = items.map(key)
+            if keys.contains(where: { $0 == nil }) { return nil }
+            let known = keys.compactMap { $0 ?? nil }
+            if known.isEmpty { return "0" }
+            return
+                "(\(column) IS NOT NULL AND \(column) IN (\(known.map { bind(.integer($0)) }.joined(separator: ", "))))"
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Sorting
+
+    /// Whether a sort descriptor was made with a comparator closure, which SQL cannot run.
+    static func hasComparator(_ sort: NSSortDescriptor) -> Bool {
+        guard type(of: sort) == NSSortDescriptor.self else { return true }  // a subclass may override compare
+        return sort._ocdHasComparator
+    }
+
+    /// `ORDER BY` terms for the sort descriptors, or `nil` if one cannot be sorted in SQL.
+    /// Strings sort by code point (SQLite's BINARY collation on UTF-8), as the in-memory comparison does.
+    func orderBy(_ sorts: [NSSortDescriptor]) -> [String]? {
+        var terms: [String] = []
+        for sort in sorts {
+            guard !Self.hasComparator(sort), let key = sort.key, case .attribute(let column, let type)? = resolve(key)
+            else { return nil }
+            guard type != .decimalAttributeType else { return nil }  // text column; numeric order needs memory
+            terms.append("\(column) \(sort.ascending ? "ASC" : "DESC")")
+        }
+        return terms
+    }
+}

@@ -1,0 +1,428 @@
+import Foundation
+
+/// Core Data's SQLite layout for a model (FORMATS.md §1): entity numbers, one table per root
+/// entity, column names and types, foreign keys, join tables, indexes, and the SQL the store
+/// reuses for every row.
+///
+/// Choices where Apple's behaviour is unverified (documented in FORMATS.md §1.2/§1.3):
+/// - Decimal attributes use a `DECIMAL` column holding the value as text (`"12.5"`), as
+///   FreeCoreData's Apple-mirroring table suggests; text keeps every digit a `Decimal` holds.
+/// - ObjectID attributes use a `VARCHAR` column holding the object's URI.
+/// - Composite attributes get no column (not supported yet).
+/// - A to-many relationship without an inverse is stored as a many-to-many pair whose other side is
+///   named `<relationship>Inverse` (a guess: PL kik's `Z_6BANSINVERSE` suggests Apple synthesizes such
+///   a name; FORMATS.md §1.3 marks inverse-less storage unverified).
+/// - For a self-referential many-to-many pair, the side whose name sorts first (case-insensitively)
+///   names the join table.
+/// - Columns of the real, text and blob groups are grouped entity by entity like the integer group
+///   (Apple's stores only show single-entity examples for those groups).
+///
+/// Checked statement for statement against three Apple-written stores (tests in `SQLiteStoreTests`):
+/// CoreDataPlus SampleModel_V1 and SampleModel3_V1, contentful's Test.sqlite.
+final class SQLiteSchema {
+    enum Group: Int {
+        case integer = 0
+        case real, text, blob
+    }
+
+    struct Column {
+        var name: String
+        var declaredType: String
+        var group: Group
+        /// Sort key for the cosmetic column order of §1.1.
+        var entityOrder: Int
+        var subgroup: Int
+        var sortName: String
+    }
+
+    final class Table {
+        let name: String
+        let root: NSEntityDescription
+        var columns: [Column] = []
+        var entityCount = 0
+        /// `t.Z_PK, t.Z_ENT, t.Z_OPT, t.<column>...` for alias `t0`.
+        var selectList = ""
+
+        init(name: String, root: NSEntityDescription) {
+            self.name = name
+            self.root = root
+        }
+
+        func index(of column: String) -> Int? { columns.firstIndex { $0.name == column } }
+    }
+
+    final class JoinTable {
+        let name: String
+        /// Holds the PKs of the lower-numbered side (A).
+        let columnA: String
+        /// Holds the PKs of B.
+        let columnB: String
+        /// Position of A within B's relationship (when ordered).
+        let orderA: String?
+        /// Position of B within A's relationship (when ordered).
+        let orderB: String?
+        let entityA: NSEntityDescription
+        let entityB: NSEntityDescription
+
+        init(
+            name: String, columnA: String, columnB: String, orderA: String?, orderB: String?,
+            entityA: NSEntityDescription, entityB: NSEntityDescription
+        ) {
+            self.name = name
+            self.columnA = columnA
+            self.columnB = columnB
+            self.orderA = orderA
+            self.orderB = orderB
+            self.entityA = entityA
+            self.entityB = entityB
+        }
+    }
+
+    /// How one slot of an entity maps to columns.
+    enum SlotKind {
+        case attribute(NSAttributeType)
+        /// `entityColumn` holds the destination's `Z_ENT` when the destination has subentities.
+        case toOne(destination: NSEntityDescription, entityColumn: Int?)
+    }
+
+    struct SlotMapping {
+        var slot: Int
+        /// Index into the table's `columns`.
+        var column: Int
+        var kind: SlotKind
+    }
+
+    /// Where the destinations of a to-many relationship are found.
+    enum ToMany {
+        /// The destination table's foreign key to this object (the inverse to-one), with its ordering column.
+        case inverseForeignKey(table: Table, column: String, order: String?, destination: NSEntityDescription)
+        /// A join table: `mine` holds this object's PKs, `other` the destinations'; `otherOrder` orders them.
+        case join(JoinTable, mine: String, other: String, otherOrder: String?, destination: NSEntityDescription)
+    }
+
+    final class EntityMapping {
+        let entity: NSEntityDescription
+        let number: Int64
+        let table: Table
+        /// Z_ENT values of this entity and its subentities (contiguous in DFS pre-order).
+        var subentityRange: ClosedRange<Int64>
+        var slots: [SlotMapping] = []
+        var toMany: [Int: ToMany] = [:]
+        /// To-one slots whose inverse is an ordered to-many: the ordering column (`Z_FOK_...`).
+        var orderColumns: [Int: String] = [:]
+        var insertSQL = ""
+        var updateSQL = ""
+
+        init(entity: NSEntityDescription, number: Int64, table: Table) {
+            self.entity = entity
+            self.number = number
+            self.table = table
+            subentityRange = number...number
+        }
+    }
+
+    let entitiesInOrder: [NSEntityDescription]
+    private(set) var tables: [Table] = []
+    private(set) var joinTables: [JoinTable] = []
+    private var mappings: [ObjectIdentifier: EntityMapping] = [:]
+    private(set) var entitiesByNumber: [Int64: NSEntityDescription] = [:]
+    /// The column of each stored attribute and to-one relationship, by property identity.
+    private(set) var columnByProperty: [ObjectIdentifier: String] = [:]
+    /// Secondary indexes (`CREATE INDEX ...`), in creation order.
+    private(set) var indexStatements: [String] = []
+
+    /// Builds the layout of `model`. `numbers` (entity name → Z_ENT, from an existing store's
+    /// Z_PRIMARYKEY) overrides the computed numbering.
+    init(model: NSManagedObjectModel, numbers: [String: Int64]? = nil) {
+        entitiesInOrder = Self.numberingOrder(model.entities)
+        var numberOf: [ObjectIdentifier: Int64] = [:]
+        for (i, entity) in entitiesInOrder.enumerated() {
+            numberOf[ObjectIdentifier(entity)] = numbers?[entity.name ?? ""] ?? Int64(i + 1)
+        }
+        for entity in entitiesInOrder { entitiesByNumber[numberOf[ObjectIdentifier(entity)]!] = entity }
+        build(numberOf: numberOf)
+    }
+
+    /// Entities in Z_ENT order: a depth-first pre-order walk of the inheritance forest, siblings
+    /// sorted case-insensitively by name (FORMATS.md §1.4).
+    static func numberingOrder(_ entities: [NSEntityDescription]) -> [NSEntityDescription] {
+        let members = Set(entities.map(ObjectIdentifier.init))
+        func sorted(_ list: [NSEntityDescription]) -> [NSEntityDescription] {
+            list.sorted { a, b in
+                let (x, y) = ((a.name ?? "").lowercased(), (b.name ?? "").lowercased())
+                return x != y ? x < y : (a.name ?? "") < (b.name ?? "")
+            }
+        }
+        var result: [NSEntityDescription] = []
+        func visit(_ entity: NSEntityDescription) {
+            result.append(entity)
+            for child in sorted(entity.subentities.filter { members.contains(ObjectIdentifier($0)) }) { visit(child) }
+        }
+        for root in sorted(
+            entities.filter { $0.superentity == nil || !members.contains(ObjectIdentifier($0.superentity!)) })
+        { visit(root) }
+        return result
+    }
+
+    func mapping(for entity: NSEntityDescription) -> EntityMapping? { mappings[ObjectIdentifier(entity)] }
+
+    /// The mapping of the entity whose Z_ENT is `number`.
+    func mapping(forNumber number: Int64) -> EntityMapping? { entitiesByNumber[number].flatMap { mapping(for: $0) } }
+
+    /// The table of a join, or of an entity, by name.
+    func table(for entity: NSEntityDescription) -> Table? { mapping(for: entity)?.table }
+
+    func number(of entity: NSEntityDescription) -> Int64? { mappings[ObjectIdentifier(entity)]?.number }
+
+    // MARK: Building
+
+    private func build(numberOf: [ObjectIdentifier: Int64]) {
+        func number(_ e: NSEntityDescription) -> Int64 { numberOf[ObjectIdentifier(e)] ?? 0 }
+        var propertyColumns: [ObjectIdentifier: String] = [:]
+        var entityColumns: [ObjectIdentifier: String] = [:]
+        var orderColumns: [ObjectIdentifier: String] = [:]
+        var tableOf: [ObjectIdentifier: Table] = [:]
+
+        // Tables and columns, one table per root, entities in numbering order.
+        var used: [ObjectIdentifier: Set<String>] = [:]
+        for (order, entity) in entitiesInOrder.enumerated() {
+            let root = entity.rootEntity
+            let rootKey = ObjectIdentifier(root)
+            let table: Table
+            if let existing = tableOf[rootKey] {
+                table = existing
+            } else {
+                table = Table(name: "Z" + (root.name ?? "").uppercased(), root: root)
+                tables.append(table)
+                tableOf[rootKey] = table
+                used[rootKey] = ["Z_PK", "Z_ENT", "Z_OPT"]
+            }
+            tableOf[ObjectIdentifier(entity)] = table
+            table.entityCount += 1
+            func unique(_ base: String) -> String {
+                var name = base
+                var n = 1
+                while used[rootKey]!.contains(name) {
+                    name = base + String(n)
+                    n += 1
+                }
+                used[rootKey]!.insert(name)
+                return name
+            }
+            for property in entity.ownProperties where !property.isTransient {
+                let upper = property.name.uppercased()
+                if let attribute = property as? NSAttributeDescription {
+                    guard let (type, group) = Self.columnType(attribute.attributeType) else { continue }
+                    let name = unique("Z" + upper)
+                    propertyColumns[ObjectIdentifier(property)] = name
+                    table.columns.append(
+                        Column(
+                            name: name, declaredType: type, group: group, entityOrder: order, subgroup: 0,
+                            sortName: name))
+                } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
+                    let name = unique("Z" + upper)
+                    propertyColumns[ObjectIdentifier(property)] = name
+                    table.columns.append(
+                        Column(
+                            name: name, declaredType: "INTEGER", group: .integer, entityOrder: order, subgroup: 1,
+                            sortName: name + "\u{0}0"))
+                    if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
+                        let entityColumn = unique("Z\(number(destination))_" + upper)
+                        entityColumns[ObjectIdentifier(property)] = entityColumn
+                        table.columns.append(
+                            Column(
+                                name: entityColumn, declaredType: "INTEGER", group: .integer, entityOrder: order,
+                                subgroup: 1, sortName: name + "\u{0}1"))
+                    }
+                    if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered {
+                        let orderColumn = unique("Z_FOK_" + name.dropFirst())
+                        orderColumns[ObjectIdentifier(property)] = orderColumn
+                        table.columns.append(
+                            Column(
+                                name: orderColumn, declaredType: "INTEGER", group: .integer, entityOrder: order,
+                                subgroup: 1, sortName: name + "\u{0}2"))
+                    }
+                }
+            }
+        }
+        for table in tables {
+            table.columns.sort { a, b in
+                (a.group.rawValue, a.entityOrder, a.subgroup, a.sortName) < (
+                    b.group.rawValue, b.entityOrder, b.subgroup, b.sortName
+                )
+            }
+            table.selectList = (["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + table.columns.map { "t0." + $0.name }).joined(
+                separator: ", ")
+        }
+
+        // Join tables for many-to-many pairs (and to-many relationships without an inverse).
+        var joins: [ObjectIdentifier: (JoinTable, isA: Bool)] = [:]
+        for entity in entitiesInOrder {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties
+            where relationship.isToMany && !relationship.isTransient {
+                guard joins[ObjectIdentifier(relationship)] == nil, let destination = relationship.destinationEntity
+                else { continue }
+                let inverse = relationship.inverseRelationship
+                if let inverse, !inverse.isToMany { continue }
+                let inverseName = inverse?.name ?? relationship.name + "Inverse"
+                let inverseEntity = inverse?.entity ?? destination
+                var selfIsA = number(entity) < number(inverseEntity)
+                if number(entity) == number(inverseEntity) {
+                    selfIsA = relationship.name.lowercased() <= inverseName.lowercased()
+                }
+                let (nA, nB) =
+                    selfIsA ? (number(entity), number(inverseEntity)) : (number(inverseEntity), number(entity))
+                let (relA, relB) = selfIsA ? (relationship.name, inverseName) : (inverseName, relationship.name)
+                let orderedA = selfIsA ? relationship.isOrdered : (inverse?.isOrdered ?? false)
+                let orderedB = selfIsA ? (inverse?.isOrdered ?? false) : relationship.isOrdered
+                let columnA = "Z_\(nA)\(relB.uppercased())"
+                var columnB = "Z_\(nB)\(relA.uppercased())"
+                if columnB == columnA { columnB += "1" }
+                let join = JoinTable(
+                    name: "Z_\(nA)\(relA.uppercased())", columnA: columnA, columnB: columnB,
+                    orderA: orderedB ? "Z_FOK_" + columnA.dropFirst(2) : nil,
+                    orderB: orderedA ? "Z_FOK_" + columnB.dropFirst(2) : nil,
+                    entityA: selfIsA ? entity : inverseEntity, entityB: selfIsA ? inverseEntity : entity)
+                joinTables.append(join)
+                joins[ObjectIdentifier(relationship)] = (join, selfIsA)
+                if let inverse { joins[ObjectIdentifier(inverse)] = (join, !selfIsA) }
+            }
+        }
+
+        // Per-entity slot mappings and statements.
+        for entity in entitiesInOrder {
+            let table = tableOf[ObjectIdentifier(entity)]!
+            let mapping = EntityMapping(entity: entity, number: number(entity), table: table)
+            let layout = entity.layout
+            var insertColumns = ["Z_PK", "Z_ENT", "Z_OPT"]
+            for (slot, property) in layout.properties.enumerated() where !property.isTransient {
+                let key = ObjectIdentifier(property)
+                if let attribute = property as? NSAttributeDescription {
+                    guard let name = propertyColumns[key], let column = table.index(of: name) else { continue }
+                    mapping.slots.append(
+                        SlotMapping(slot: slot, column: column, kind: .attribute(attribute.attributeType)))
+                    insertColumns.append(name)
+                } else if let relationship = property as? NSRelationshipDescription,
+                    let destination = relationship.destinationEntity
+                {
+                    if !relationship.isToMany {
+                        guard let name = propertyColumns[key], let column = table.index(of: name) else { continue }
+                        let entityColumn = entityColumns[key].flatMap { table.index(of: $0) }
+                        mapping.slots.append(
+                            SlotMapping(
+                                slot: slot, column: column,
+                                kind: .toOne(destination: destination, entityColumn: entityColumn)))
+                        insertColumns.append(name)
+                        if let entityName = entityColumns[key] { insertColumns.append(entityName) }
+                        if let order = orderColumns[key] { mapping.orderColumns[slot] = order }
+                    } else if let (join, isA) = joins[key] {
+                        mapping.toMany[slot] = .join(
+                            join, mine: isA ? join.columnA : join.columnB, other: isA ? join.columnB : join.columnA,
+                            otherOrder: isA ? join.orderB : join.orderA, destination: destination)
+                    } else if let inverse = relationship.inverseRelationship,
+                        let fk = propertyColumns[ObjectIdentifier(inverse)],
+                        let destinationTable = tableOf[ObjectIdentifier(destination)]
+                    {
+                        mapping.toMany[slot] = .inverseForeignKey(
+                            table: destinationTable, column: fk, order: orderColumns[ObjectIdentifier(inverse)],
+                            destination: destination)
+                    }
+                }
+            }
+            mapping.insertSQL =
+                "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(insertColumns.map { _ in "?" }.joined(separator: ", ")))"
+            let sets = ["Z_OPT = ?"] + insertColumns.dropFirst(3).map { "\($0) = ?" }
+            mapping.updateSQL = "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
+            mappings[ObjectIdentifier(entity)] = mapping
+        }
+        // Subentity ranges (contiguous in pre-order numbering; fall back to the own number otherwise).
+        for entity in entitiesInOrder {
+            let numbers = entitiesInOrder.filter { $0.isKindOf(entity: entity) }.map { number($0) }
+            if let low = numbers.min(), let high = numbers.max(), high - low + 1 == Int64(numbers.count) {
+                mappings[ObjectIdentifier(entity)]!.subentityRange = low...high
+            }
+        }
+
+        // Indexes (FORMATS.md §1.8).
+        for table in tables {
+            for entity in entitiesInOrder where tableOf[ObjectIdentifier(entity)] === table {
+                for property in entity.ownProperties where !property.isTransient {
+                    guard let column = propertyColumns[ObjectIdentifier(property)] else { continue }
+                    if property is NSRelationshipDescription || property.isIndexed {
+                        indexStatements.append(
+                            "CREATE INDEX \(table.name)_\(column)_INDEX ON \(table.name) (\(column))")
+                    }
+                }
+            }
+            if table.entityCount > 1 {
+                indexStatements.append("CREATE INDEX \(table.name)_Z_ENT_INDEX ON \(table.name) (Z_ENT)")
+            }
+        }
+        for join in joinTables {
+            indexStatements.append(
+                "CREATE INDEX \(join.name)_\(join.columnB)_INDEX ON \(join.name) (\(join.columnB), \(join.columnA))")
+        }
+        columnByProperty = propertyColumns
+        for entity in entitiesInOrder {
+            let table = tableOf[ObjectIdentifier(entity)]!
+            for constraint in entity.uniquenessConstraints {
+                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let columns = names.compactMap {
+                    entity.propertiesByName[$0].flatMap { propertyColumns[ObjectIdentifier($0)] }
+                }
+                guard !columns.isEmpty, columns.count == names.count else { continue }
+                let list = columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")
+                indexStatements.append(
+                    "CREATE UNIQUE INDEX Z_\(entity.name ?? "")_UNIQUE_\(names.joined(separator: "_")) ON \(table.name) (\(list))"
+                )
+            }
+        }
+    }
+
+    /// The declared column type and cosmetic group for an attribute type (FORMATS.md §1.2).
+    static func columnType(_ type: NSAttributeType) -> (String, Group)? {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
+            ("INTEGER", .integer)
+        case .doubleAttributeType, .floatAttributeType: ("FLOAT", .real)
+        case .dateAttributeType: ("TIMESTAMP", .real)
+        case .decimalAttributeType: ("DECIMAL", .real)
+        case .stringAttributeType, .URIAttributeType, .objectIDAttributeType: ("VARCHAR", .text)
+        case .binaryDataAttributeType, .UUIDAttributeType, .transformableAttributeType: ("BLOB", .blob)
+        case .compositeAttributeType, .undefinedAttributeType: nil
+        }
+    }
+
+    // MARK: DDL
+
+    /// Every statement that creates the schema of a new store, in order.
+    var createStatements: [String] {
+        var statements: [String] = []
+        for table in tables {
+            let columns =
+                ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
+                + table.columns.map { "\($0.name) \($0.declaredType)" }
+            statements.append("CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )")
+        }
+        for join in joinTables {
+            var columns = ["\(join.columnA) INTEGER", "\(join.columnB) INTEGER"]
+            if let order = join.orderA { columns.append("\(order) INTEGER") }
+            if let order = join.orderB { columns.append("\(order) INTEGER") }
+            columns.append("PRIMARY KEY (\(join.columnA), \(join.columnB))")
+            statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
+        }
+        statements.append(contentsOf: indexStatements)
+        statements.append(
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        return statements
+    }
+
+    /// The rows of Z_PRIMARYKEY for a new store: (Z_ENT, Z_NAME, Z_SUPER), Z_MAX starting at 0.
+    var primaryKeyRows: [(Int64, String, Int64)] {
+        entitiesInOrder.map { entity in
+            (number(of: entity)!, entity.name ?? "", entity.superentity.flatMap { number(of: $0) } ?? 0)
+        }
+    }
+}

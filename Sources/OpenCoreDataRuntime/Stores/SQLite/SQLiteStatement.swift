@@ -1,0 +1,125 @@
+import CSQLite
+import Foundation
+
+/// A value bound to, or read from, a SQLite statement.
+enum SQLiteValue: Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+}
+
+/// One prepared statement. Owned by its ``SQLiteConnection`` (which caches and finalizes it).
+///
+/// Not thread-safe: used only under the owning store's coordinator lock.
+final class SQLiteStatement {
+    let handle: OpaquePointer
+    let sql: String
+    private unowned let connection: SQLiteConnection
+
+    init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
+        self.handle = handle
+        self.sql = sql
+        self.connection = connection
+    }
+
+    func finalize() { sqlite3_finalize(handle) }
+
+    /// Makes the statement ready for new bindings: resets it and clears old bindings.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Binding (indices start at 1, as in SQLite)
+
+    func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+    func bind(_ value: Int64, _ index: Int32) { sqlite3_bind_int64(handle, index, value) }
+    func bind(_ value: Double, _ index: Int32) { sqlite3_bind_double(handle, index, value) }
+
+    func bind(_ value: String, _ index: Int32) {
+        var value = value
+        value.withUTF8 { buffer in
+            if let base = buffer.baseAddress {
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    _ = sqlite3_bind_text64(
+                        handle, index, $0, sqlite3_uint64(buffer.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+                }
+            } else {
+                _ = sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+            }
+        }
+    }
+
+    func bind(_ value: Data, _ index: Int32) {
+        if value.isEmpty {
+            sqlite3_bind_zeroblob(handle, index, 0)
+            return
+        }
+        value.withUnsafeBytes { raw in
+            _ = sqlite3_bind_blob64(handle, index, raw.baseAddress, sqlite3_uint64(raw.count), csqlite_transient())
+        }
+    }
+
+    func bind(_ value: SQLiteValue, _ index: Int32) {
+        switch value {
+        case .null: bindNull(index)
+        case .integer(let v): bind(v, index)
+        case .real(let v): bind(v, index)
+        case .text(let v): bind(v, index)
+        case .blob(let v): bind(v, index)
+        }
+    }
+
+    func bind(_ values: [SQLiteValue]) {
+        for (i, value) in values.enumerated() { bind(value, Int32(i + 1)) }
+    }
+
+    // MARK: Stepping
+
+    /// Advances to the next row: `true` if there is one, `false` when done.
+    func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let error = connection.error(rc, sql: sql)
+        sqlite3_reset(handle)
+        throw error
+    }
+
+    /// Runs the statement to completion, ignoring rows.
+    func run() throws {
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    // MARK: Columns (indices start at 0)
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func columnType(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func blob(_ column: Int32) -> Data {
+        guard let pointer = sqlite3_column_blob(handle, column) else { return Data() }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return Data(bytes: pointer, count: count)
+    }
+
+    func value(_ column: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer(int64(column))
+        case SQLITE_FLOAT: .real(double(column))
+        case SQLITE_TEXT: .text(text(column))
+        case SQLITE_BLOB: .blob(blob(column))
+        default: .null
+        }
+    }
+}

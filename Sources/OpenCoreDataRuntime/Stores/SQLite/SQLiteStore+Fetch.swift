@@ -1,0 +1,184 @@
+import CSQLite
+import Foundation
+
+extension SQLiteStore {
+    /// Runs a fetch: the entity filter, the compilable part of the predicate, the sort and (when
+    /// everything else ran in SQL) the limit and offset go to SQL; the rest runs in memory on the
+    /// fetched objects, so nothing is silently dropped.
+    func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws
+        -> [Any]
+    {
+        guard let entity = request.entity, let mapping = schema.mapping(for: entity) else {
+            throw OpenCoreDataError(
+                .coreDataError,
+                "the SQLite store does not hold entity \(request.entity?.name ?? request.entityName ?? "nil")",
+                entityName: request.entity?.name ?? request.entityName)
+        }
+        let connection = try db()
+        let query = SQLiteQuery(schema: schema, mapping: mapping)
+        var conditions: [String] = []
+
+        // Entity filter: subentities have contiguous numbers in pre-order.
+        let table = mapping.table
+        if !request.includesSubentities || mapping.subentityRange.count == 1 {
+            if table.entityCount > 1 { conditions.append("t0.Z_ENT = \(mapping.number)") }
+        } else if entity.superentity != nil {
+            conditions.append(
+                "(t0.Z_ENT >= \(mapping.subentityRange.lowerBound) AND t0.Z_ENT <= \(mapping.subentityRange.upperBound))"
+            )
+        }
+
+        // Conjuncts that do not compile are evaluated in memory on the rows the others select.
+        var residual: [NSPredicate] = []
+        if let predicate = request.predicate {
+            for part in Self.conjuncts(of: predicate) {
+                if let sql = query.compile(part) { conditions.append(sql) } else { residual.append(part) }
+            }
+        }
+        let sorts = request.sortDescriptors ?? []
+        let order = query.orderBy(sorts)
+        let sortInMemory = !sorts.isEmpty && order == nil
+        let allInSQL = residual.isEmpty && !sortInMemory
+
+        var from = "FROM \(table.name) t0"
+        if !query.joins.isEmpty { from += " " + query.joins.joined(separator: " ") }
+        if !conditions.isEmpty { from += " WHERE " + conditions.joined(separator: " AND ") }
+        var tail = " ORDER BY " + ((order ?? []) + ["t0.Z_PK"]).joined(separator: ", ")
+        var bindings = query.bindings
+        if allInSQL, request.fetchLimit > 0 || request.fetchOffset > 0 {
+            tail += " LIMIT ? OFFSET ?"
+            bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
+            bindings.append(.integer(Int64(request.fetchOffset)))
+        }
+
+        // Counts and IDs need no row values when everything ran in SQL.
+        if allInSQL, request.resultType == .countResultType {
+            let sql =
+                tail.contains("LIMIT")
+                ? "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(from)\(tail))"
+                : "SELECT COUNT(*) \(from)"
+            let values = tail.contains("LIMIT") ? bindings : query.bindings
+            guard case .integer(let count)? = try connection.column(sql, values).first else { return [0] }
+            return [Int(count)]
+        }
+        // IDs, and objects without property values (faults that load when first used), need only keys.
+        let keysOnly =
+            request.resultType == .managedObjectIDResultType
+            || (request.resultType == .managedObjectResultType && !request.includesPropertyValues)
+        if allInSQL, keysOnly {
+            let statement = try connection.prepare("SELECT t0.Z_PK, t0.Z_ENT \(from)\(tail)")
+            defer { statement.reset() }
+            statement.bind(bindings)
+            var ids: [NSManagedObjectID] = []
+            while try statement.step() {
+                guard let rowEntity = schema.entitiesByNumber[statement.int64(1)] else { continue }
+                ids.append(rowID(entity: rowEntity, pk: statement.int64(0)))
+            }
+            if request.resultType == .managedObjectIDResultType { return ids }
+            return ids.map { context.object(with: $0) }
+        }
+
+        let statement = try connection.prepare("SELECT \(table.selectList) \(from)\(tail)")
+        defer { statement.reset() }
+        statement.bind(bindings)
+
+        if allInSQL, request.resultType == .dictionaryResultType {
+            var rows: [Any] = []
+            while try statement.step() {
+                guard let rowMapping = schema.mapping(forNumber: statement.int64(1)) else { continue }
+                let values = decodeRow(statement, mapping: rowMapping, offset: 0)
+                rows.append(dictionary(values, entity: rowMapping.entity, request: request))
+            }
+            return rows
+        }
+
+        var objects: [NSManagedObject] = []
+        let asFault = request.returnsObjectsAsFaults && allInSQL
+        var lastNumber: Int64 = -1
+        var lastMapping: SQLiteSchema.EntityMapping?
+        while try statement.step() {
+            // Rows mostly share one entity: look its mapping up only when Z_ENT changes.
+            let number = statement.int64(1)
+            if number != lastNumber {
+                lastNumber = number
+                lastMapping = schema.mapping(forNumber: number)
+            }
+            guard let rowMapping = lastMapping else { continue }
+            let values = decodeRow(statement, mapping: rowMapping, offset: 0)
+            let id = rowID(entity: rowMapping.entity, pk: statement.int64(0))
+            objects.append(
+                context._registerFetchedObject(
+                    objectID: id, values: values, version: statement.int64(2), asFault: asFault))
+        }
+        statement.reset()
+        if allInSQL, request.resultType == .managedObjectResultType { return objects }
+
+        if !residual.isEmpty {
+            objects = objects.filter { object in residual.allSatisfy { Self.evaluate($0, object) } }
+        }
+        if sortInMemory {
+            objects.sort { a, b in
+                for sort in sorts {
+                    let order = sort.compare(a, to: b)
+                    if order != .orderedSame { return order == .orderedAscending }
+                }
+                return (a.objectID.primaryKey ?? 0) < (b.objectID.primaryKey ?? 0)
+            }
+        }
+        var slice = ArraySlice(objects)
+        if !allInSQL {
+            if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }
+            if request.fetchLimit > 0 { slice = slice.prefix(request.fetchLimit) }
+        }
+        switch request.resultType {
+        case .countResultType: return [slice.count]
+        case .managedObjectIDResultType: return slice.map(\.objectID)
+        case .dictionaryResultType:
+            return slice.map { object in
+                if object._isFault { object._fireFault() }
+                // Dictionaries hold the store's values, as when the whole fetch runs in SQL.
+                return dictionary(
+                    object._snapshot ?? object._committedSnapshot(), entity: object.entity, request: request)
+            }
+        default:
+            if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
+            return Array(slice)
+        }
+    }
+
+    /// The conjuncts of a predicate: the flattened subpredicates of nested ANDs, or the predicate itself.
+    static func conjuncts(of predicate: NSPredicate) -> [NSPredicate] {
+        guard let compound = predicate as? NSCompoundPredicate, compound.compoundPredicateType == .and else {
+            return [predicate]
+        }
+        return compound.subpredicates.flatMap { ($0 as? NSPredicate).map(conjuncts(of:)) ?? [] }
+    }
+
+    /// Evaluates a predicate in memory, combining compound predicates here and asking every other
+    /// predicate to evaluate itself.
+    static func evaluate(_ predicate: NSPredicate, _ object: NSManagedObject) -> Bool {
+        guard let compound = predicate as? NSCompoundPredicate else { return predicate.evaluate(with: object) }
+        let parts = compound.subpredicates.compactMap { $0 as? NSPredicate }
+        switch compound.compoundPredicateType {
+        case .and: return parts.allSatisfy { evaluate($0, object) }
+        case .or: return parts.contains { evaluate($0, object) }
+        case .not: return !(parts.first.map { evaluate($0, object) } ?? true)
+        }
+    }
+
+    /// A dictionary result: the requested attributes (and to-one IDs) that are not nil.
+    private func dictionary(
+        _ values: ContiguousArray<Any?>, entity: NSEntityDescription, request: NSFetchRequest<any NSFetchRequestResult>
+    ) -> NSDictionary {
+        let layout = entity.layout
+        let names =
+            request.propertiesToFetch?.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+            ?? layout.properties.filter { !(($0 as? NSRelationshipDescription)?.isToMany ?? false) }.map(\.name)
+        var result: [String: Any] = [:]
+        for name in names {
+            guard let slot = layout.indexByName[name], slot < values.count, let value = values[slot] else { continue }
+            result[name] = value
+        }
+        return NSDictionary(dictionary: result)
+    }
+}

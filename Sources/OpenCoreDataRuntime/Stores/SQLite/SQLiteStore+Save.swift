@@ -1,0 +1,211 @@
+import CSQLite
+import Foundation
+
+extension SQLiteStore {
+    /// Writes a save request in one transaction: deletes, inserts (`Z_OPT` = 1), updates (`Z_OPT` + 1,
+    /// checked against the version the context holds: optimistic locking), join-table rows,
+    /// ordering keys, and metadata if it changed. Any error rolls everything back.
+    func executeSave(_ request: NSSaveChangesRequest) throws {
+        let connection = try db()
+        var rowsWritten = 0
+        let failAfter = testHooks.failAfterRowWrites
+        func rowWritten() throws {
+            rowsWritten += 1
+            if let failAfter, rowsWritten > failAfter {
+                throw OpenCoreDataError(
+                    .persistentStoreSave, "injected failure after \(failAfter) rows (test hook)", url: url)
+            }
+        }
+        // Rows go in primary-key order (appends to the table's B-tree); keys are read once.
+        let byKey = { (objects: Set<NSManagedObject>?) -> [NSManagedObject] in
+            guard let objects, !objects.isEmpty else { return [] }
+            let list = Array(objects)
+            var keys = list.map { $0.objectID.primaryKey ?? 0 }
+            var order = Array(list.indices)
+            order.sort { keys[$0] < keys[$1] }
+            keys.removeAll()
+            return order.map { list[$0] }
+        }
+        var statements: [ObjectIdentifier: (insert: SQLiteStatement?, update: SQLiteStatement?)] = [:]
+        func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
+            let key = ObjectIdentifier(mapping)
+            if let cached = insert ? statements[key]?.insert : statements[key]?.update {
+                cached.reset()
+                return cached
+            }
+            let made = try connection.prepare(insert ? mapping.insertSQL : mapping.updateSQL)
+            if insert {
+                statements[key, default: (nil, nil)].insert = made
+            } else {
+                statements[key, default: (nil, nil)].update = made
+            }
+            return made
+        }
+        let inserted = byKey(request.insertedObjects)
+        let updated = byKey(request.updatedObjects)
+        let deleted = byKey(request.deletedObjects)
+        let written = try connection.writeTransaction { () throws -> NSDictionary? in
+            for object in deleted {
+                try deleteRow(object, connection)
+                try rowWritten()
+            }
+            for object in inserted {
+                try writeRow(object, insert: true, statement(mapping(of: object), insert: true), connection)
+                try rowWritten()
+            }
+            for object in updated {
+                try writeRow(object, insert: false, statement(mapping(of: object), insert: false), connection)
+                try rowWritten()
+            }
+            for object in inserted { try writeToManyRelationships(object, all: true, connection) }
+            for object in updated { try writeToManyRelationships(object, all: false, connection) }
+            return try writeMetadataIfChanged(connection)
+        }
+        if let written { writtenMetadata = written }
+    }
+
+    private func mapping(of object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
+        guard let mapping = schema.mapping(for: object.entity) else {
+            throw OpenCoreDataError(
+                .persistentStoreSave, "the store does not hold this entity", entityName: object.entity.name,
+                objectID: object.objectID)
+        }
+        return mapping
+    }
+
+    private func primaryKey(of object: NSManagedObject) throws -> Int64 {
+        // The coordinator routes objects by store, so only the key is checked here (a weak-reference
+        // load of the ID's store per row is measurable at 100k rows).
+        guard let pk = object.objectID.primaryKey else {
+            throw OpenCoreDataError(
+                .persistentStoreSave, "the object has no permanent ID in this store", entityName: object.entity.name,
+                objectID: object.objectID)
+        }
+        return pk
+    }
+
+    private func conflict(_ object: NSManagedObject) -> OpenCoreDataError {
+        OpenCoreDataError(
+            .persistentStoreSaveConflicts,
+            "optimistic locking failure: the row was changed or deleted by another coordinator since it was fetched",
+            entityName: object.entity.name, objectID: object.objectID, url: url)
+    }
+
+    /// INSERT or UPDATE one row with the entity's cached statement.
+    private func writeRow(
+        _ object: NSManagedObject, insert: Bool, _ statement: SQLiteStatement, _ connection: SQLiteConnection
+    ) throws {
+        let mapping = try mapping(of: object)
+        let pk = try primaryKey(of: object)
+        var index: Int32 = 1
+        if insert {
+            statement.bind(pk, 1)
+            statement.bind(mapping.number, 2)
+            statement.bind(Int64(1), 3)
+            index = 4
+        } else {
+            statement.bind(object._version + 1, 1)
+            index = 2
+        }
+        let values = object._values
+        for slot in mapping.slots {
+            let value = slot.slot < values.count ? values[slot.slot] : nil
+            switch slot.kind {
+            case .attribute(let type):
+                bindAttribute(value, type, statement, index)
+                index += 1
+            case .toOne(_, let entityColumn):
+                let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
+                if let destination, let destinationKey = destination.primaryKey {
+                    statement.bind(destinationKey, index)
+                    if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
+                } else {
+                    statement.bindNull(index)
+                    if entityColumn != nil { statement.bindNull(index + 1) }
+                }
+                index += entityColumn == nil ? 1 : 2
+            }
+        }
+        if !insert {
+            statement.bind(pk, index)
+            statement.bind(object._version, index + 1)
+        }
+        do {
+            try statement.run()
+        } catch var error as OpenCoreDataError where error.sqliteCode == SQLITE_CONSTRAINT | (8 << 8) {  // SQLITE_CONSTRAINT_UNIQUE
+            // A uniqueness constraint's index refused the row: Core Data reports a constraint conflict.
+            error.code = .managedObjectConstraintMerge
+            error.message = "the object violates a uniqueness constraint of its entity"
+            error.entityName = object.entity.name
+            error.objectID = object.objectID
+            throw error
+        }
+        if !insert, connection.changes == 0 { throw conflict(object) }
+    }
+
+    /// DELETE one row (checked against its version when the context knows it) and its join rows.
+    private func deleteRow(_ object: NSManagedObject, _ connection: SQLiteConnection) throws {
+        let mapping = try mapping(of: object)
+        let pk = try primaryKey(of: object)
+        if object._version > 0 {
+            try connection.run(
+                "DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?",
+                [.integer(pk), .integer(object._version)])
+            if connection.changes == 0 { throw conflict(object) }
+        } else {
+            try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ?", [.integer(pk)])
+        }
+        for case .join(let join, let mine, _, _, _) in mapping.toMany.values {
+            try connection.run("DELETE FROM \(join.name) WHERE \(mine) = ?", [.integer(pk)])
+        }
+    }
+
+    /// Join-table rows and ordering keys of loaded to-many relationships (all of them for inserted
+    /// objects, the changed ones for updated objects).
+    private func writeToManyRelationships(_ object: NSManagedObject, all: Bool, _ connection: SQLiteConnection) throws {
+        let mapping = try mapping(of: object)
+        guard !mapping.toMany.isEmpty else { return }
+        let pk = try primaryKey(of: object)
+        for (slot, toMany) in mapping.toMany where all || object._changedSlots.contains(slot) {
+            guard slot < object._values.count, let list = object._values[slot] as? ManagedObjectList else { continue }
+            let members = list.objects.filter { !$0._isDeleted }
+            switch toMany {
+            case .inverseForeignKey(let table, _, let order?, _):
+                // The destinations hold the foreign key; write their positions (1-based).
+                for (position, member) in members.enumerated() {
+                    guard let key = member.objectID.primaryKey else { continue }
+                    try connection.run(
+                        "UPDATE \(table.name) SET \(order) = ? WHERE Z_PK = ?",
+                        [.integer(Int64(position + 1)), .integer(key)])
+                }
+            case .inverseForeignKey:
+                continue  // the inverse to-one column is written with the destination rows
+            case .join(let join, let mine, let other, let otherOrder, _):
+                let wanted = members.compactMap(\.objectID.primaryKey)
+                let existing = Set(
+                    try connection.column("SELECT \(other) FROM \(join.name) WHERE \(mine) = ?", [.integer(pk)])
+                        .compactMap { value -> Int64? in
+                            if case .integer(let key) = value { return key }
+                            return nil
+                        })
+                let wantedSet = Set(wanted)
+                for key in existing.subtracting(wantedSet).sorted() {
+                    try connection.run(
+                        "DELETE FROM \(join.name) WHERE \(mine) = ? AND \(other) = ?", [.integer(pk), .integer(key)])
+                }
+                for key in wanted where !existing.contains(key) {
+                    try connection.run(
+                        "INSERT OR IGNORE INTO \(join.name) (\(mine), \(other)) VALUES (?, ?)",
+                        [.integer(pk), .integer(key)])
+                }
+                if let otherOrder {
+                    for (position, key) in wanted.enumerated() {
+                        try connection.run(
+                            "UPDATE \(join.name) SET \(otherOrder) = ? WHERE \(mine) = ? AND \(other) = ?",
+                            [.integer(Int64(position + 1)), .integer(pk), .integer(key)])
+                    }
+                }
+            }
+        }
+    }
+}
