@@ -166,6 +166,7 @@ if options.strict {
     let bad = records.filter { !["ok", "pending"].contains($0.status) }
     if !bad.isEmpty {
         log("bench: --strict: \(bad.count) result(s) failed, timed out or wrong")
+        try? FileManager.default.removeItem(at: workRoot)
         exit(1)
     }
 }
