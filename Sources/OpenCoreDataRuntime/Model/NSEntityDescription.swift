@@ -182,6 +182,8 @@ package final class EntityLayout: @unchecked Sendable {
     package let storedAttributeSlots: [Int]
     /// Slots that hold relationships.
     package let relationshipSlots: [Int]
+    /// Slots of stored properties that must have a value at save (required attributes and to-ones).
+    package let requiredSlots: [Int]
     private let classCache = Locked<NSManagedObject.Type?>(nil)
 
     private static let counter = Locked<UInt32>(0)
@@ -205,6 +207,11 @@ package final class EntityLayout: @unchecked Sendable {
         relationships = props.map { $0 as? NSRelationshipDescription }
         storedAttributeSlots = props.indices.filter { props[$0] is NSAttributeDescription && !props[$0].isTransient }
         relationshipSlots = props.indices.filter { props[$0] is NSRelationshipDescription }
+        requiredSlots = props.indices.filter { slot in
+            let property = props[slot]
+            guard !property.isOptional, !property.isTransient else { return false }
+            return (property as? NSRelationshipDescription)?.isToMany != true
+        }
     }
 
     /// The class that represents the entity (see NSEntityDescription's Linux note).

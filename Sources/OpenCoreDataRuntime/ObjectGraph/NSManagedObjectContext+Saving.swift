@@ -78,18 +78,11 @@ extension NSManagedObjectContext {
     private func validate(_ objects: [NSManagedObject]) throws {
         var errors: [OpenCoreDataError] = []
         for object in objects {
-            let layout = object._layout
-            for (slot, property) in layout.properties.enumerated() where !property.isOptional && !property.isTransient {
-                let missing: Bool
-                if let relationship = layout.relationships[slot] {
-                    missing = relationship.isToMany ? false : object._toOne(slot: slot) == nil
-                } else {
-                    missing = object._values[slot] == nil
-                }
-                if missing {
-                    errors.append(OpenCoreDataError(.validationMissingMandatoryProperty, "\(property.name) is a required value",
-                                                    entityName: object.entity.name, key: property.name, objectID: object.objectID))
-                }
+            // A to-one slot holds an object or an object ID; either counts as a value.
+            for slot in object._layout.requiredSlots where object._values[slot] == nil {
+                let property = object._layout.properties[slot]
+                errors.append(OpenCoreDataError(.validationMissingMandatoryProperty, "\(property.name) is a required value",
+                                                entityName: object.entity.name, key: property.name, objectID: object.objectID))
             }
         }
         if errors.count == 1 { throw errors[0] }
