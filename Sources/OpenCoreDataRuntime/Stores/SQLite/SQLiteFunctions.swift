@@ -53,9 +53,11 @@ enum SQLiteFunctions {
         switch NSComparisonPredicate.Operator(rawValue: op) {
         case .equalTo: return value == pattern
         case .notEqualTo: return value != pattern
-        case .beginsWith: return value.hasPrefix(pattern)
-        case .endsWith: return value.hasSuffix(pattern)
-        case .contains: return pattern.isEmpty ? true : value.range(of: pattern) != nil
+        // An empty prefix, suffix or substring is never found, as with NSString's `hasPrefix:` and
+        // `rangeOfString:` and the in-memory evaluator (Apple's `BEGINSWITH ''` is false).
+        case .beginsWith: return !pattern.isEmpty && value.hasPrefix(pattern)
+        case .endsWith: return !pattern.isEmpty && value.hasSuffix(pattern)
+        case .contains: return !pattern.isEmpty && value.range(of: pattern) != nil
         case .like: return regex(likePattern(pattern))?.wholeMatch(value) ?? false
         case .matches: return regex(pattern)?.wholeMatch(value) ?? false
         default: return false

@@ -248,9 +248,40 @@ final class SQLiteQuery {
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
         // Decimals are stored as text and compare numerically only in memory; object IDs and
         // composites have no comparable column value.
-        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type),
-              let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
+        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type)
+        else { return nil }
+        // Integer columns compare numerically with any number, as in memory: bind the number itself
+        // rather than the attribute's type, which would truncate 30.5 to 30 or wrap 70000 in an Int16.
+        if [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType].contains(type) {
+            return Self.number(value)
+        }
+        // A string never equals a number in memory; SQLite would convert it, so leave it to memory.
+        if value is String || value is NSString, type != .stringAttributeType, type != .URIAttributeType,
+            type != .UUIDAttributeType
+        {
+            return nil
+        }
+        guard let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
         return SQLiteStore.sqliteValue(canonical, type)
+    }
+
+    /// A numeric constant as SQLite compares it: integral values as integers, others as reals;
+    /// `nil` for anything that is not a number (strings, decimals), which memory then compares.
+    private static func number(_ value: Any) -> SQLiteValue? {
+        switch value {
+        case let v as Double: return real(v)
+        case let v as Float: return real(Double(v))
+        case is Decimal, is String, is NSString: return nil
+        case let v as NSNumber:
+            let type = String(cString: v.objCType)
+            return type == "d" || type == "f" ? real(v.doubleValue) : .integer(v.int64Value)
+        default: return ValueConversion.int64(value).map { .integer($0) }
+        }
+        func real(_ v: Double) -> SQLiteValue? {
+            guard v.isFinite else { return nil }
+            if v == v.rounded(), let exact = Int64(exactly: v) { return .integer(exact) }
+            return .real(v)
+        }
     }
 
     private static func collection(_ value: Any?) -> [Any]? {
