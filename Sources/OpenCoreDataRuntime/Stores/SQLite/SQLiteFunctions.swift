@@ -13,6 +13,31 @@ enum SQLiteFunctions {
     static func register(on db: OpaquePointer?) {
         sqlite3_create_function_v2(
             db, stringOperationName, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, ocdStringOperation, nil, nil, nil)
+        // One collation per sort-descriptor selector, ordering text as the in-memory sort does; the
+        // context pointer carries the selector's raw value.
+        for selector in SortSelector.allCases {
+            guard let name = selector.collationName else { continue }
+            sqlite3_create_collation_v2(
+                db, name, SQLITE_UTF8, UnsafeMutableRawPointer(bitPattern: Int(selector.rawValue)),
+                ocdCollation, nil)
+        }
+    }
+
+    /// The body of the selector collations (called from the C callback).
+    static func collate(
+        _ context: UnsafeMutableRawPointer?, _ count1: Int32, _ text1: UnsafeRawPointer?, _ count2: Int32,
+        _ text2: UnsafeRawPointer?
+    ) -> Int32 {
+        func string(_ pointer: UnsafeRawPointer?, _ count: Int32) -> String {
+            guard let pointer, count > 0 else { return "" }
+            return String(decoding: UnsafeRawBufferPointer(start: pointer, count: Int(count)), as: UTF8.self)
+        }
+        let selector = SortSelector(rawValue: Int32(truncatingIfNeeded: Int(bitPattern: context))) ?? .compare
+        switch selector.compare(string(text1, count1), string(text2, count2)) {
+        case .orderedAscending: return -1
+        case .orderedSame: return 0
+        case .orderedDescending: return 1
+        }
     }
 
     /// The body of `ocd_strop` (called from the C callback).
@@ -110,4 +135,12 @@ extension NSRegularExpression {
 /// The C entry point of `ocd_strop` (a plain function: SQLite calls it through a C pointer).
 private func ocdStringOperation(_ ctx: OpaquePointer?, _ argc: Int32, _ argv: UnsafeMutablePointer<OpaquePointer?>?) {
     SQLiteFunctions.stringOperation(ctx, argc, argv)
+}
+
+/// The C entry point of the selector collations.
+private func ocdCollation(
+    _ context: UnsafeMutableRawPointer?, _ count1: Int32, _ text1: UnsafeRawPointer?, _ count2: Int32,
+    _ text2: UnsafeRawPointer?
+) -> Int32 {
+    SQLiteFunctions.collate(context, count1, text1, count2, text2)
 }

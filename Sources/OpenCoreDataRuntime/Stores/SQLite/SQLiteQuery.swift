@@ -13,8 +13,10 @@ import Foundation
 /// - `ANY`/`ALL` over a to-many relationship of the fetched entity become correlated `EXISTS`
 ///   subqueries that skip nil values (a key path's values form a set without nils), and
 ///   `rel.@count` a `COUNT(*)` subquery;
-/// - sorts use SQLite's BINARY order (code points), which is Swift's `<` for NFC text; decimals and
-///   descriptors with comparator closures sort in memory.
+/// - sorts use SQLite's BINARY order (code points), which is Swift's `<` for NFC text, or for
+///   selector-based descriptors (`caseInsensitiveCompare:`, `localized...Compare:`) a collation that
+///   runs the in-memory string comparison; decimals and descriptors with comparator closures sort in
+///   memory.
 ///
 /// Compiled: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=`, `IN`, `BETWEEN`) of attributes of every
 /// stored type and of to-one relationships (through any chain of to-one key paths) with constants or
@@ -394,7 +396,9 @@ final class SQLiteQuery {
             guard !Self.hasComparator(sort), let key = sort.key, case .attribute(let column, let type)? = resolve(key)
             else { return nil }
             guard type != .decimalAttributeType else { return nil }  // text column; numeric order needs memory
-            terms.append("\(column) \(sort.ascending ? "ASC" : "DESC")")
+            // Selector-based string orders use the collation that calls the same comparison.
+            let collation = type == .stringAttributeType ? sort._ocdSortSelector.collationName : nil
+            terms.append("\(column)\(collation.map { " COLLATE \($0)" } ?? "") \(sort.ascending ? "ASC" : "DESC")")
         }
         return terms
     }
