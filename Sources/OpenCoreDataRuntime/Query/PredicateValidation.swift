@@ -15,6 +15,16 @@ extension NSPredicate {
     }
 }
 
+extension NSSortDescriptor {
+    /// Checks that the descriptor's key path names a property of `entity` (following relationships),
+    /// as Apple's fetch does ("keypath x not found in entity"), throwing
+    /// ``OpenCoreDataError/Code/unknownKey`` with the entity and the unknown key.
+    package func _ocdValidate(for entity: NSEntityDescription) throws {
+        guard let key else { return }
+        try PredicateValidator(entity: entity).destination(of: key, from: entity)
+    }
+}
+
 /// Walks a predicate and checks its key paths against an entity.
 private struct PredicateValidator {
     let entity: NSEntityDescription
