@@ -140,6 +140,8 @@ extension NSFetchRequest {
         resultType = other.resultType
         propertiesToFetch = other.propertiesToFetch
         returnsDistinctResults = other.returnsDistinctResults
+        propertiesToGroupBy = other.propertiesToGroupBy
+        havingPredicate = other.havingPredicate
         relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
         affectedStores = other.affectedStores
     }
