@@ -44,6 +44,7 @@ extension NSManagedObjectContext {
     /// Runs a request (a fetch) and returns its result.
     public func execute(_ request: NSPersistentStoreRequest) throws -> Any {
         if let fetch = request as? NSFetchRequest<any NSFetchRequestResult> { return try self.fetch(fetch) }
+        if let asynchronous = request as? any _OCDAsynchronousRequest { return asynchronous._ocdStart(in: self) }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         return try coordinator.execute(request, with: self)
     }
