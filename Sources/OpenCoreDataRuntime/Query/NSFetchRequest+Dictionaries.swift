@@ -40,13 +40,14 @@ package enum FetchDictionaryResults {
     }
 
     /// One column: its result name and how to compute it over a group of objects.
-    private struct Column {
-        let name: String
+    package struct Column {
+        package let name: String
         /// The aggregate function, or nil for a per-object value (taken from the group's first object).
-        let function: String?
-        let keyPath: String?
+        package let function: String?
+        /// The key path the value (or the aggregate's argument) comes from; nil for other expressions.
+        package let keyPath: String?
         let expression: NSExpression?
-        let resultType: NSAttributeType
+        package let resultType: NSAttributeType
 
         func value(_ group: [NSManagedObject]) -> Any? {
             func single(_ object: NSManagedObject) -> Any? {
@@ -68,14 +69,15 @@ package enum FetchDictionaryResults {
     }
 
     /// A value as a dictionary result holds it: objects as their IDs, converted to the result type.
-    private static func resultValue(_ value: Any?, _ type: NSAttributeType) -> Any? {
+    package static func resultValue(_ value: Any?, _ type: NSAttributeType) -> Any? {
         guard let value = PredicateValues.normalize(value), !(value is NSNull) else { return nil }
         if let object = value as? NSManagedObject { return object.objectID }
         guard type != .undefinedAttributeType else { return value }
         return ValueConversion.canonicalize(value, for: type) ?? value
     }
 
-    private static func column(_ item: Any, entity: NSEntityDescription) throws -> Column {
+    /// The column a `propertiesToFetch` or `propertiesToGroupBy` item describes.
+    package static func column(_ item: Any, entity: NSEntityDescription) throws -> Column {
         if let description = item as? NSExpressionDescription {
             guard let expression = description.expression else {
                 throw OpenCoreDataError(
@@ -148,7 +150,6 @@ package enum FetchDictionaryResults {
         }
 
         var rows: [NSDictionary] = []
-        var seen: [NSDictionary] = []
         for group in groups {
             var row: [String: Any] = [:]
             for column in fetched {
@@ -156,11 +157,23 @@ package enum FetchDictionaryResults {
             }
             let dictionary = NSDictionary(dictionary: row)
             if let having = request.havingPredicate, !having.evaluate(with: dictionary) { continue }
-            if request.returnsDistinctResults {
-                if seen.contains(where: { $0.isEqual(dictionary) }) { continue }
-                seen.append(dictionary)
-            }
             rows.append(dictionary)
+        }
+        return finish(rows, request: request)
+    }
+
+    /// Drops repeated rows (for `returnsDistinctResults`), then applies offset and limit.
+    package static func finish(_ rows: [NSDictionary], request: NSFetchRequest<any NSFetchRequestResult>)
+        -> [NSDictionary]
+    {
+        var rows = rows
+        if request.returnsDistinctResults {
+            var seen: [NSDictionary] = []
+            rows = rows.filter { row in
+                if seen.contains(where: { $0.isEqual(row) }) { return false }
+                seen.append(row)
+                return true
+            }
         }
         var slice = ArraySlice(rows)
         if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }

@@ -97,6 +97,78 @@ struct DictionaryFetchTests {
         #expect(byTeam.map { $0["n"] as? Int64 } == [5, 3, 3])
     }
 
+    /// The SQLite store runs grouping in SQL when every piece compiles and in memory otherwise; both
+    /// give the in-memory store's rows.
+    @Test func sqliteGroupsInSQLWhenItCanWithTheSameRows() throws {
+        let sqlite = try store(NSSQLiteStoreType)
+        let memory = try store(NSInMemoryStoreType)
+        var statements: [String] = []
+        try sqliteStore(sqlite.coordinator).connection?.statementObserver = { statements.append($0) }
+        let count = expression(
+            "n", NSExpression(forFunction: "count:", arguments: [NSExpression(forKeyPath: "key")]), .integer64AttributeType)
+        let oldest = expression("oldest", NSExpression(forKeyPath: "@max.born"), .dateAttributeType)
+        let mean = expression("mean", NSExpression(forKeyPath: "@avg.score"), .doubleAttributeType)
+        // Without sort descriptors the order of rows is unspecified (primary keys differ between stores).
+        let byFlag = NSSortDescriptor(key: "flag", ascending: true)
+        let configurations: [(String, Bool, (NSFetchRequest<NSDictionary>) -> Void)] = [
+            ("group by flag", true, {
+                $0.propertiesToFetch = ["flag", count, oldest, mean]
+                $0.propertiesToGroupBy = ["flag"]
+                $0.sortDescriptors = [byFlag]
+            }),
+            ("group by team.name, sorted descending", true, {
+                $0.propertiesToFetch = [count, mean]
+                $0.propertiesToGroupBy = ["team.name"]
+                $0.sortDescriptors = [NSSortDescriptor(key: "team.name", ascending: false)]
+            }),
+            ("aggregate with a predicate", true, {
+                $0.propertiesToFetch = [count, oldest, mean]
+                $0.predicate = NSPredicate(format: "name BEGINSWITH[cd] 'e' OR age < 0")
+            }),
+            ("aggregate of nothing", true, {
+                $0.propertiesToFetch = [count, oldest, mean]
+                $0.predicate = NSPredicate(format: "FALSEPREDICATE")
+            }),
+            ("distinct flags", true, {
+                $0.propertiesToFetch = ["flag"]
+                $0.returnsDistinctResults = true
+                $0.sortDescriptors = [byFlag]
+            }),
+            ("distinct with limit", true, {
+                $0.propertiesToFetch = ["flag", "age"]
+                $0.returnsDistinctResults = true
+                $0.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true), byFlag]
+                $0.fetchLimit = 4
+            }),
+            ("having runs in memory", false, {
+                $0.propertiesToFetch = ["flag", count]
+                $0.propertiesToGroupBy = ["flag"]
+                $0.havingPredicate = NSPredicate(format: "n >= 3")
+                $0.sortDescriptors = [byFlag]
+            }),
+            ("sort outside the groups runs in memory", false, {
+                $0.propertiesToFetch = ["flag", count]
+                $0.propertiesToGroupBy = ["flag"]
+                $0.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true), NSSortDescriptor(key: "key", ascending: true)]
+            }),
+            ("a predicate SQL cannot run", false, {
+                $0.propertiesToFetch = ["flag", count]
+                $0.propertiesToGroupBy = ["flag"]
+                $0.predicate = NSPredicate(format: "pets.@avg.legs > 3")
+                $0.sortDescriptors = [byFlag]
+            }),
+        ]
+        for (label, expectSQL, configure) in configurations {
+            statements.removeAll()
+            let fromSQLite = try rows(sqlite, configure).map { NSDictionary(dictionary: $0) }
+            let fromMemory = try rows(memory, configure).map { NSDictionary(dictionary: $0) }
+            #expect(fromSQLite == fromMemory, "\(label): \(fromSQLite) vs \(fromMemory)")
+            #expect(!fromSQLite.isEmpty, "\(label)")
+            let grouped = statements.contains { $0.contains("GROUP BY") || $0.contains("COUNT(") }
+            #expect(grouped == expectSQL, "\(label): \(statements)")
+        }
+    }
+
     @Test(arguments: storeTypes)
     func distinctResults(storeType: String) throws {
         let store = try store(storeType)

@@ -84,6 +84,13 @@ final class SQLiteQuery {
         return nil
     }
 
+    /// The column expression and type of an attribute key path (through to-one relationships,
+    /// adding joins), or `nil` if it does not lead to a stored attribute.
+    func attributeColumn(_ keyPath: String) -> (column: String, type: NSAttributeType)? {
+        guard case .attribute(let column, let type)? = resolve(keyPath) else { return nil }
+        return (column, type)
+    }
+
     private func bind(_ value: SQLiteValue) -> String {
         bindings.append(value)
         return "?"
