@@ -274,13 +274,17 @@ struct PredicateDifferentialTests {
             #expect((try? memory.get()) == evaluated, "in-memory: \(testCase.format) \(testCase.args): \(memory), evaluated \(evaluated.sorted())")
             if !evaluated.isEmpty, evaluated.count < Self.rows.count { selective += 1 }
             let query = SQLiteQuery(schema: store.schema, mapping: mapping)
-            if SQLiteStore.conjuncts(of: predicate).allSatisfy({ query.compile($0) != nil }) { inSQL += 1 }
+            if SQLiteStore.conjuncts(of: predicate).allSatisfy({ query.compile($0) != nil }) {
+                inSQL += 1
+            } else if ProcessInfo.processInfo.environment["OCD_LIST_IN_MEMORY"] != nil {
+                print("in memory: \(testCase.format) \(testCase.args)")
+            }
         }
         // Recorded for the report; the numbers only move when the compiler or the list changes.
         print("PredicateDifferential: \(cases.count) predicates, \(inSQL) fully in SQL, \(selective) selective")
         #expect(cases.count >= 400)
         #expect(selective * 2 > cases.count, "most predicates select some but not all objects")
-        #expect(inSQL * 4 > cases.count * 3, "the SQL compiler handles most of them")
+        #expect(inSQL * 20 > cases.count * 19, "the SQL compiler handles at least 95% of them")
     }
 
     /// Results Apple's documentation states, checked on both stores and in memory.

@@ -5,7 +5,7 @@ import Foundation
 /// in-memory (Unicode) semantics inside SQL instead of SQLite's ASCII-only `LIKE`/`NOCASE`.
 ///
 /// `ocd_strop(op, options, value, pattern)` returns 1 when `value <op> pattern` holds, where `op` is an
-/// `NSComparisonPredicate.Operator` raw value (==, !=, MATCHES, LIKE, BEGINSWITH, ENDSWITH, CONTAINS)
+/// `NSComparisonPredicate.Operator` raw value (==, !=, <, <=, >, >=, MATCHES, LIKE, BEGINSWITH, ENDSWITH, CONTAINS)
 /// and `options` an `NSComparisonPredicate.Options` raw value ([c], [d], [n]). NULL operands give 0.
 enum SQLiteFunctions {
     static let stringOperationName = "ocd_strop"
@@ -73,6 +73,15 @@ enum SQLiteFunctions {
     }
 
     static func match(op: UInt, options: UInt, value: String, pattern: String) -> Bool {
+        // Orderings with [c]/[d] run the in-memory comparison itself.
+        let ordering: [NSComparisonPredicate.Operator: Set<ComparisonResult>] = [
+            .lessThan: [.orderedAscending], .lessThanOrEqualTo: [.orderedAscending, .orderedSame],
+            .greaterThan: [.orderedDescending], .greaterThanOrEqualTo: [.orderedDescending, .orderedSame],
+        ]
+        if let operation = NSComparisonPredicate.Operator(rawValue: op), let accepted = ordering[operation] {
+            let order = PredicateValues.compare(value, pattern, options: NSComparisonPredicate.Options(rawValue: options))
+            return order.map(accepted.contains) ?? false
+        }
         let value = fold(value, options: options)
         let pattern = fold(pattern, options: options)
         switch NSComparisonPredicate.Operator(rawValue: op) {

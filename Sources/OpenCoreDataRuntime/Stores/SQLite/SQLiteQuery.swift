@@ -331,7 +331,13 @@ final class SQLiteQuery {
                 return "(" + patterns.map { stringOperation(.equalTo, $0) }.joined(separator: " OR ") + ")"
             }
         }
+        let ordering: [NSComparisonPredicate.Operator] = [.lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo]
+        if isString, ordering.contains(op), !folding.isEmpty, let pattern = value as? String {
+            return stringOperation(op, pattern)  // folded order: the in-memory comparison, in ocd_strop
+        }
         if isString, !folding.isEmpty { return nil }
+        // Nothing orders against nil (in memory the comparison is undefined, so false).
+        if ordering.contains(op), value == nil { return "0" }
         switch op {
         case .equalTo, .notEqualTo:
             guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
