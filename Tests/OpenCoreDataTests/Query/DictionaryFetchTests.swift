@@ -154,7 +154,7 @@ struct DictionaryFetchTests {
             ("a predicate SQL cannot run", false, {
                 $0.propertiesToFetch = ["flag", count]
                 $0.propertiesToGroupBy = ["flag"]
-                $0.predicate = NSPredicate(format: "pets.@avg.legs > 3")
+                $0.predicate = NSPredicate(format: "age > score")
                 $0.sortDescriptors = [byFlag]
             }),
         ]

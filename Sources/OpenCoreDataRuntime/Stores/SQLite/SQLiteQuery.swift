@@ -11,8 +11,13 @@ import Foundation
 ///   `[c]`/`[d]` or with non-ASCII constants) run through the `ocd_strop` function
 ///   (``SQLiteFunctions``): Unicode folding and canonical equivalence, not SQLite's ASCII rules;
 /// - `ANY`/`ALL` over a to-many relationship of the fetched entity become correlated `EXISTS`
-///   subqueries that skip nil values (a key path's values form a set without nils), and
-///   `rel.@count` a `COUNT(*)` subquery;
+///   subqueries that skip nil values (a key path's values form a set without nils), `rel.@count` a
+///   `COUNT(*)` subquery, and `rel.@sum.x`/`@avg`/`@min`/`@max` scalar subqueries (sum and average
+///   of no values 0, minimum and maximum nil, as in memory);
+/// - `<`, `<=`, `>`, `>=` on strings with `[c]`/`[d]` run the in-memory comparison through
+///   `ocd_strop`; any ordering against nil is false;
+/// - a constant of another kind than the attribute (a string against a number or date) is left to
+///   memory, where it never matches, rather than converted by SQLite's column affinity;
 /// - sorts use SQLite's BINARY order (code points), which is Swift's `<` for NFC text, or for
 ///   selector-based descriptors (`caseInsensitiveCompare:`, `localized...Compare:`) a collation that
 ///   runs the in-memory string comparison; decimals and descriptors with comparator closures sort in
@@ -230,6 +235,11 @@ final class SQLiteQuery {
             subqueryCount += 1
             return "(SELECT COUNT(*) FROM \(from) WHERE \(link)) \(symbol) \(bind(.integer(count)))"
         }
+        if let sql = compileToManyAggregate(
+            predicate, path: parts[1], destination: destination, from: from, link: link, alias: alias)
+        {
+            return sql
+        }
         let modifier = predicate.comparisonPredicateModifier
         guard modifier == .any || modifier == .all, let destinationMapping = schema.mapping(for: destination) else {
             return nil
@@ -252,6 +262,42 @@ final class SQLiteQuery {
         let rows = "SELECT 1 FROM \(from)\(joined) WHERE \(link) AND \(valueColumn) IS NOT NULL"
         if modifier == .any { return "EXISTS (\(rows) AND \(condition))" }
         return "NOT EXISTS (\(rows) AND NOT \(condition))"
+    }
+
+    /// `rel.@sum.x`, `@avg`, `@min`, `@max` compared with a constant: a scalar subquery over the
+    /// destination rows, compared as an attribute is. As in memory, nil values take no part, the sum
+    /// and average of no values are 0, and the minimum and maximum of no values are nil.
+    private func compileToManyAggregate(
+        _ predicate: NSComparisonPredicate, path: String, destination: NSEntityDescription, from: String,
+        link: String, alias: String
+    ) -> String? {
+        let functions = ["@sum": "SUM", "@avg": "AVG", "@min": "MIN", "@max": "MAX"]
+        let pieces = path.split(separator: ".", maxSplits: 1).map(String.init)
+        guard predicate.comparisonPredicateModifier == .direct, pieces.count == 2, let function = functions[pieces[0]],
+            !pieces[1].contains("."), let destinationMapping = schema.mapping(for: destination),
+            let value = Self.constant(predicate.rightExpression)
+        else { return nil }
+        let child = SQLiteQuery(schema: schema, mapping: destinationMapping, aliasPrefix: alias)
+        let numeric: Set<NSAttributeType> = [
+            .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .doubleAttributeType,
+            .floatAttributeType,
+        ]
+        guard let (column, type) = child.attributeColumn(pieces[1]), numeric.contains(type) else { return nil }
+        let aggregate =
+            function == "SUM" || function == "AVG" ? "COALESCE(\(function)(\(column)), 0)" : "\(function)(\(column))"
+        let subquery = "(SELECT \(aggregate) FROM \(from) WHERE \(link))"
+        let resultType: NSAttributeType = function == "AVG" ? .doubleAttributeType : type
+        let saved = bindings
+        guard
+            let sql = compileAttribute(
+                subquery, type: resultType, op: predicate.predicateOperatorType, options: predicate.options,
+                value: value)
+        else {
+            bindings = saved
+            return nil
+        }
+        subqueryCount += 1
+        return sql
     }
 
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
