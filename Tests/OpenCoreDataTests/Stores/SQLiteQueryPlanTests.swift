@@ -74,6 +74,22 @@ struct SQLiteQueryPlanTests {
         #expect(!details.contains { $0.hasPrefix("SCAN t0") }, "\(details)")
     }
 
+    /// `<fetchIndex>` in a model file becomes an `NSFetchIndexDescription`, and the store creates it.
+    @Test func fetchIndexesFromAModelFile() throws {
+        let version = ModelFixtures.url(ModelFixtures.sampleModel).appendingPathComponent("SampleModel2.xcdatamodel")
+        let model = try NSManagedObjectModel.load(contentsOf: version)
+        let car = try #require(model.entitiesByName["Car"])
+        let index = try #require(car.indexes.first)
+        #expect(car.indexes.count == 1 && index.name == "byMakerAndNumberPlate" && index.entity === car)
+        #expect(index.elements.map(\.propertyName) == ["maker", "numberPlate"])
+        #expect(index.elements.allSatisfy { $0.collationType == .binary && $0.isAscending && $0.indexDescription === index })
+        let store = try TestStore(NSSQLiteStoreType, model: model)
+        let raw = try RawDatabase(try #require(store.url))
+        #expect(
+            try raw.value("SELECT sql FROM sqlite_master WHERE name = 'Z_Car_byMakerAndNumberPlate'") as? String
+                == "CREATE INDEX Z_Car_byMakerAndNumberPlate ON ZCAR (ZMAKER COLLATE BINARY ASC, ZNUMBERPLATE COLLATE BINARY ASC)")
+    }
+
     @Test func anUnindexedAttributeScans() throws {
         let store = try TestStore(NSSQLiteStoreType, model: Self.model())
         let details = try Self.plan("name == 'Poland'", store: store)
