@@ -160,6 +160,10 @@ struct PredicateDifferentialTests {
             add("flag \(op) %@", 1)
         }
         add("flag == 0")
+        add("flag == %@", 2)
+        add("flag != %@", 2)
+        add("flag > %@", 0.5)
+        add("flag IN %@", [2, 0])
         add("flag IN {YES}")
         // To-one key paths.
         for op in ["==", "!=", "<", ">", ">="] { add("team.rank \(op) %@", 1) }

@@ -305,9 +305,12 @@ final class SQLiteQuery {
         // composites have no comparable column value.
         guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type)
         else { return nil }
-        // Integer columns compare numerically with any number, as in memory: bind the number itself
+        // Integer and boolean columns compare numerically with any number, as in memory: bind the number itself
         // rather than the attribute's type, which would truncate 30.5 to 30 or wrap 70000 in an Int16.
-        if [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType].contains(type) {
+        // Booleans are stored as 0 and 1 and compare as those numbers in memory (`flag == 2` is false).
+        if [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType]
+            .contains(type)
+        {
             return Self.number(value)
         }
         // A string never equals a number in memory; SQLite would convert it, so leave it to memory.
