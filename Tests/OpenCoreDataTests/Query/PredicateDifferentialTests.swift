@@ -219,6 +219,32 @@ struct PredicateDifferentialTests {
         add("age == %@", Int16(7))
         add("age == %@", Float(12))
         add("score == %@", Float(1.5))
+        // Edge values: decomposed Unicode, NSNull and sets in IN, reversed bounds, NaN and infinity.
+        add("name == %@", "E\u{301}mile")
+        add("name BEGINSWITH %@", "E\u{301}")
+        add("name ==[c] %@", "e\u{301}MILE")
+        add("name IN %@", Set(["zoe", "EMILE"]))
+        add("name IN %@", NSArray(array: ["zoe", NSNull()]))
+        add("age IN %@", NSArray(array: [NSNull(), 30]))
+        add("age BETWEEN %@", [30, -5])
+        add("score == %@", Double.nan)
+        add("score < %@", Double.infinity)
+        add("score > %@", -Double.infinity)
+        add("score == %@", 1_000_000_000)
+        add("born > %@", 5)
+        add("born == %@", NSDate(timeIntervalSinceReferenceDate: 86_400))
+        add("SELF.age > 3")
+        add("name CONTAINS 'ß'")
+        add("name ==[c] 'STRASSE'")
+        add("name LIKE[c] 'é*'")
+        add("name LIKE[cd] 'E*'")
+        add("ANY pets.legs > %@", 3.5)
+        add("ALL pets.name BEGINSWITH ''")
+        add("NONE pets.legs == nil")
+        add("ANY pets.name IN %@", ["Rex", "bo"])
+        add("ANY pets.name ==[c] 'émile'")
+        add("team.rank == %@", true)
+        add("age == %@", true)
         // Compounds and NOT.
         add("age > 0 AND name BEGINSWITH[c] 'e'")
         add("age > 0 OR name BEGINSWITH[c] 'e'")
@@ -297,6 +323,18 @@ struct PredicateDifferentialTests {
         #expect(cases.count >= 400)
         #expect(selective * 2 > cases.count, "most predicates select some but not all objects")
         #expect(inSQL * 20 > cases.count * 19, "the SQL compiler handles at least 95% of them")
+    }
+
+    /// NaN equals nothing and has no order (IEEE 754, NSNumber's `isEqual:`), also not nil values in
+    /// SQL, where SQLite would bind it as NULL.
+    @Test func nanMatchesNothing() throws {
+        let stores = try Stores()
+        for format in ["score == %@", "score != %@", "score < %@", "score >= %@"] {
+            let predicate = NSPredicate(format: format, Double.nan)
+            let expected: Set<Int> = format.contains("!=") ? Set(Self.rows.map(\.0)) : []
+            #expect(try stores.fetch(predicate, from: stores.sqlite).get() == expected, "\(format)")
+            #expect(try stores.fetch(predicate, from: stores.memory).get() == expected, "\(format)")
+        }
     }
 
     /// Results Apple's documentation states, checked on both stores and in memory.

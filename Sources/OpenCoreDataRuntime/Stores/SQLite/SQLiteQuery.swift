@@ -320,6 +320,9 @@ final class SQLiteQuery {
             return nil
         }
         guard let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
+        // SQLite binds NaN as NULL, which would match nil values; memory decides (NaN equals nothing).
+        if let number = canonical as? Double, number.isNaN { return nil }
+        if let number = canonical as? Float, number.isNaN { return nil }
         return SQLiteStore.sqliteValue(canonical, type)
     }
 
