@@ -86,6 +86,30 @@ struct NSSortDescriptorSelectorTests {
         #expect(select.hasSuffix("ORDER BY \(term), t0.Z_PK"), "\(select)")
     }
 
+    /// Every attribute type and to-one key paths, both directions: the stores sort as memory does.
+    @Test(arguments: ["name", "age", "score", "born", "flag", "team.name", "team.rank"], [true, false])
+    func storesSortEveryKeyAsMemoryDoes(key: String, ascending: Bool) throws {
+        let stores = try PredicateDifferentialTests.Stores()
+        let sorts = [NSSortDescriptor(key: key, ascending: ascending), NSSortDescriptor(key: "key", ascending: true)]
+        func keys(_ store: TestStore) throws -> [Int] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+            request.sortDescriptors = sorts
+            return try store.newContext().fetch(request).map { ($0.value(forKey: "key") as! NSNumber).intValue }
+        }
+        let context = stores.memory.newContext()  // kept alive: relationship faults fire through it
+        let everyone = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        let expected = everyone.sorted { a, b in
+            for sort in sorts {
+                let order = sort.compare(a, to: b)
+                if order != .orderedSame { return order == .orderedAscending }
+            }
+            return false
+        }.map { ($0.value(forKey: "key") as! NSNumber).intValue }
+        let (fromSQLite, fromMemory) = (try keys(stores.sqlite), try keys(stores.memory))
+        #expect(fromSQLite == expected, "SQLite \(fromSQLite), expected \(expected)")
+        #expect(fromMemory == expected, "in-memory \(fromMemory), expected \(expected)")
+    }
+
     final class Team { var name: String? = nil }
     final class Country {
         var updatedAt = Date()
