@@ -23,6 +23,18 @@ package enum FetchDictionaryResults {
             || (request.propertiesToFetch ?? []).contains { $0 is NSExpressionDescription }
     }
 
+    /// Checks every `propertiesToFetch` and `propertiesToGroupBy` item against `entity`: names and
+    /// key paths must lead to properties, expression descriptions must have an expression. Apple
+    /// raises for an invalid key path here; this throws ``OpenCoreDataError/Code/unknownKey``.
+    package static func validate(_ request: NSFetchRequest<any NSFetchRequestResult>, entity: NSEntityDescription)
+        throws
+    {
+        for item in (request.propertiesToFetch ?? []) + (request.propertiesToGroupBy ?? []) {
+            let column = try column(item, entity: entity)
+            if let keyPath = column.keyPath { try entity._ocdValidateKeyPath(keyPath) }
+        }
+    }
+
     /// A copy of `request` that fetches the underlying objects: all of them, in the request's order.
     package static func objectRequest(for request: NSFetchRequest<any NSFetchRequestResult>)
         -> NSFetchRequest<any NSFetchRequestResult>

@@ -25,6 +25,14 @@ extension NSSortDescriptor {
     }
 }
 
+extension NSEntityDescription {
+    /// Checks that `keyPath` names a property of this entity (following relationships), throwing
+    /// ``OpenCoreDataError/Code/unknownKey`` with the entity and the unknown key.
+    package func _ocdValidateKeyPath(_ keyPath: String) throws {
+        try PredicateValidator(entity: self).destination(of: keyPath, from: self)
+    }
+}
+
 /// Walks a predicate and checks its key paths against an entity.
 private struct PredicateValidator {
     let entity: NSEntityDescription

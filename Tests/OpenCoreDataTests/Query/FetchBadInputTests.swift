@@ -60,6 +60,28 @@ struct FetchBadInputTests {
         }
     }
 
+    @Test(arguments: storeTypes)
+    func unknownKeysInPropertiesToFetchAndGroupByThrow(storeType: String) throws {
+        let store = try store(storeType)
+        let total = NSExpressionDescription()
+        total.name = "total"
+        total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "weight")])
+        let cases: [([Any], [Any]?, String, String)] = [
+            (["name", "nickname"], nil, "Person", "nickname"),
+            (["team.colour"], nil, "Team", "colour"),
+            ([total], nil, "Person", "weight"),
+            (["name"], ["height"], "Person", "height"),
+        ]
+        for (properties, groupBy, entity, key) in cases {
+            let request = NSFetchRequest<NSDictionary>(entityName: "Person")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = properties
+            request.propertiesToGroupBy = groupBy
+            let error = try #require(throws: OpenCoreDataError.self) { try store.newContext().fetch(request) }
+            #expect(error.code == .unknownKey && error.entityName == entity && error.key == key, "\(error)")
+        }
+    }
+
     /// Quotes and SQL in keys and values never reach SQL as text: keys are checked against the model
     /// first, values are bound parameters.
     @Test(arguments: storeTypes)
