@@ -98,7 +98,7 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     ///   the program, as Apple's "could not extract a String from KeyPath" does.
     public convenience init<Root, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
         self.init(
-            key: Self.key(from: keyPath, root: Root.self), ascending: ascending, selector: Selector("compare:"),
+            key: SwiftKeyPathName.kvcKey(from: keyPath, root: Root.self), ascending: ascending, selector: Selector("compare:"),
             keyPath: keyPath, comparator: nil)
     }
 
@@ -111,31 +111,8 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
         keyPath: KeyPath<Root, Value>, ascending: Bool, comparator cmptr: @escaping (Any, Any) -> ComparisonResult
     ) {
         self.init(
-            key: Self.key(from: keyPath, root: Root.self), ascending: ascending, selector: nil, keyPath: keyPath,
+            key: SwiftKeyPathName.kvcKey(from: keyPath, root: Root.self), ascending: ascending, selector: nil, keyPath: keyPath,
             comparator: cmptr)
-    }
-
-    /// The KVC key path a Swift key path names: its description (`\Country.team?.name`) without the
-    /// root type and optional markers.
-    package static func key(from keyPath: AnyKeyPath, root: Any.Type) -> String {
-        let text = String(describing: keyPath)
-        let prefix = "\\" + String(describing: root) + "."
-        var path: Substring
-        if text.hasPrefix(prefix) {
-            path = text.dropFirst(prefix.count)
-        } else if let dot = text.firstIndex(of: ".") {
-            path = text[text.index(after: dot)...]
-        } else {
-            preconditionFailure("NSSortDescriptor: could not extract a key from \(text)")
-        }
-        let key = String(path.filter { $0 != "?" && $0 != "!" })
-        let isName = { (part: Substring) in
-            !part.isEmpty && part.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "@" }
-        }
-        precondition(
-            key.split(separator: ".", omittingEmptySubsequences: false).allSatisfy(isName),
-            "NSSortDescriptor: could not extract a key from \(text); use stored properties or init(key:ascending:)")
-        return key
     }
 
     private static func selectorName(_ selector: Selector) -> String {

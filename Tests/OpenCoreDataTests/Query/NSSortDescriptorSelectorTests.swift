@@ -126,6 +126,8 @@ struct NSSortDescriptorSelectorTests {
         #expect(NSSortDescriptor(keyPath: \Country.leader.name, ascending: true).key == "leader.name")
         let custom = NSSortDescriptor(keyPath: \Country.team?.name, ascending: true) { _, _ in .orderedSame }
         #expect(custom.key == "team.name" && custom.selector == nil)
+        #expect(NSExpression(forKeyPath: \Country.team?.name).keyPath == "team.name")
+        #expect(NSExpression(forKeyPath: \Country.updatedAt).expressionType == .keyPath)
     }
 
     @Test func keyPathDescriptorsSortFetches() throws {
