@@ -41,6 +41,7 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     /// Whether the descriptor orders with a comparator closure (which a SQL store cannot run).
     package var _ocdHasComparator: Bool { _comparator != nil }
 
+    /// Every field at once: for the key-path initializers and ``reversedSortDescriptor``.
     private init(
         key: String?, ascending: Bool, selector: Selector?, keyPath: AnyKeyPath?,
         comparator: ((Any, Any) -> ComparisonResult)?
@@ -57,8 +58,14 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     /// A descriptor comparing the values at `key` with the default ordering (`compare:`).
     ///
     /// Related Core Data documentation: [init(key:ascending:)](https://developer.apple.com/documentation/foundation/nssortdescriptor/init(key:ascending:))
-    public convenience init(key: String?, ascending: Bool) {
-        self.init(key: key, ascending: ascending, selector: Selector("compare:"), keyPath: nil, comparator: nil)
+    public init(key: String?, ascending: Bool) {
+        self.key = key
+        self.ascending = ascending
+        selector = Selector("compare:")
+        keyPath = nil
+        _comparator = nil
+        _ocdSortSelector = .compare
+        super.init()
     }
 
     /// A descriptor comparing the values at `key` with the method `selector` names.
@@ -70,8 +77,14 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     /// The SQLite store sorts these in SQL through collations that call the same string comparison.
     ///
     /// Related Core Data documentation: [init(key:ascending:selector:)](https://developer.apple.com/documentation/foundation/nssortdescriptor/init(key:ascending:selector:))
-    public convenience init(key: String?, ascending: Bool, selector: Selector?) {
-        self.init(key: key, ascending: ascending, selector: selector, keyPath: nil, comparator: nil)
+    public init(key: String?, ascending: Bool, selector: Selector?) {
+        self.key = key
+        self.ascending = ascending
+        self.selector = selector
+        keyPath = nil
+        _comparator = nil
+        _ocdSortSelector = selector.flatMap { SortSelector(name: Self.selectorName($0)) } ?? .compare
+        super.init()
     }
 
     /// A descriptor comparing the values at `key` with `cmptr` (which receives `NSNull()` for nil values).
@@ -80,8 +93,14 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// - Note: SQL stores cannot run a comparator; like Core Data's SQLite store, they should refuse
     ///   such descriptors or sort in memory.
-    public convenience init(key: String?, ascending: Bool, comparator cmptr: @escaping (Any, Any) -> ComparisonResult) {
-        self.init(key: key, ascending: ascending, selector: nil, keyPath: nil, comparator: cmptr)
+    public init(key: String?, ascending: Bool, comparator cmptr: @escaping (Any, Any) -> ComparisonResult) {
+        self.key = key
+        self.ascending = ascending
+        selector = nil
+        keyPath = nil
+        _comparator = cmptr
+        _ocdSortSelector = .compare
+        super.init()
     }
 
     /// A descriptor comparing the values at a Swift key path with the default ordering.

@@ -110,6 +110,17 @@ struct NSSortDescriptorSelectorTests {
         #expect(fromMemory == expected, "in-memory \(fromMemory), expected \(expected)")
     }
 
+    /// Apple's initializers stay designated, so subclasses can call them.
+    final class ByName: NSSortDescriptor, @unchecked Sendable {  // immutable, as its superclass
+        init(ascending: Bool) { super.init(key: "name", ascending: ascending, selector: "caseInsensitiveCompare:") }
+    }
+
+    @Test func subclassesCallTheDesignatedInitializers() {
+        let descriptor = ByName(ascending: false)
+        #expect(descriptor.key == "name" && descriptor.selector == "caseInsensitiveCompare:" && !descriptor.ascending)
+        #expect(descriptor.compare(["name": "a"], to: ["name": "B"]) == .orderedDescending)
+    }
+
     final class Team { var name: String? = nil }
     final class Country {
         var updatedAt = Date()
