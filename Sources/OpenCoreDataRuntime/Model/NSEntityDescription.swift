@@ -39,6 +39,12 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     open var renamingIdentifier: String?
     /// Groups of property names (or descriptions) whose values must be unique together.
     open var uniquenessConstraints: [[Any]] = []
+    /// The entity's fetch indexes; the SQLite store creates one SQL index for each.
+    ///
+    /// Related Core Data documentation: [indexes](https://developer.apple.com/documentation/coredata/nsentitydescription/indexes)
+    open var indexes: [NSFetchIndexDescription] = [] {
+        didSet { for index in indexes { index.entity = self } }
+    }
     /// The model that holds this entity.
     open internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// The parent entity.
