@@ -39,6 +39,12 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     open var renamingIdentifier: String?
     /// Groups of property names (or descriptions) whose values must be unique together.
     open var uniquenessConstraints: [[Any]] = []
+    /// The entity's fetch indexes; the SQLite store creates one SQL index for each.
+    ///
+    /// Related Core Data documentation: [indexes](https://developer.apple.com/documentation/coredata/nsentitydescription/indexes)
+    open var indexes: [NSFetchIndexDescription] = [] {
+        didSet { for index in indexes { index.entity = self } }
+    }
     /// The model that holds this entity.
     open internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// The parent entity.
@@ -182,6 +188,11 @@ package final class EntityLayout: @unchecked Sendable {
     package let storedAttributeSlots: [Int]
     /// Slots that hold relationships.
     package let relationshipSlots: [Int]
+    /// Slots of stored properties that must have a value at save (required attributes and to-ones).
+    package let requiredSlots: [Int]
+    /// The values a new object starts with (defaults; empty to-many lists), computed once and shared
+    /// copy-on-write by every new object and fault.
+    package let initialValues: ContiguousArray<Any?>
     private let classCache = Locked<NSManagedObject.Type?>(nil)
 
     private static let counter = Locked<UInt32>(0)
@@ -205,6 +216,20 @@ package final class EntityLayout: @unchecked Sendable {
         relationships = props.map { $0 as? NSRelationshipDescription }
         storedAttributeSlots = props.indices.filter { props[$0] is NSAttributeDescription && !props[$0].isTransient }
         relationshipSlots = props.indices.filter { props[$0] is NSRelationshipDescription }
+        var initial = ContiguousArray<Any?>(repeating: nil, count: props.count)
+        for (slot, property) in props.enumerated() {
+            if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {
+                initial[slot] = ValueConversion.canonicalize(value, for: attribute.attributeType)
+            } else if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                initial[slot] = relationship.isOrdered ? ManagedObjectList.ordered([]) : ManagedObjectList.unordered([])
+            }
+        }
+        initialValues = initial
+        requiredSlots = props.indices.filter { slot in
+            let property = props[slot]
+            guard !property.isOptional, !property.isTransient else { return false }
+            return (property as? NSRelationshipDescription)?.isToMany != true
+        }
     }
 
     /// The class that represents the entity (see NSEntityDescription's Linux note).
@@ -215,13 +240,20 @@ package final class EntityLayout: @unchecked Sendable {
         return resolved ?? NSManagedObject.self
     }
 
-    /// Records the class that represents this entity, once the class is seen in use.
+    /// Records the class that represents this entity, once the class is seen in use. Runs for every
+    /// object created, so the common case (the class is already known) costs one uncontended lock.
     package func noteClass(_ cls: NSManagedObject.Type) {
         guard cls != NSManagedObject.self else { return }
-        classCache.withLock { if $0 == nil || $0 == NSManagedObject.self { $0 = cls } }
+        let isNew = classCache.withLock { cached -> Bool in
+            if cached == cls { return false }
+            if cached == nil || cached == NSManagedObject.self { cached = cls }
+            return true
+        }
+        guard isNew else { return }
         ManagedObjectClassRegistry.register(cls)
         ManagedObjectClassRegistry.noteEntity(entity, for: cls)
     }
+
 }
 
 /// Finds `NSManagedObject` subclasses by name without an Objective-C runtime.

@@ -17,6 +17,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     private var configurations: [String: [NSEntityDescription]] = [:]
     private var fetchRequestTemplates: [String: NSFetchRequest<any NSFetchRequestResult>] = [:]
     private let lookup = Locked<[String: NSEntityDescription]?>(nil)
+    private let entityByClass = Locked<[ObjectIdentifier: NSEntityDescription]>([:])
 
     /// Identifiers the developer gives a model version (Xcode's "Version Identifier").
     open var versionIdentifiers: Set<AnyHashable> = []
@@ -37,6 +38,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
                 entity.invalidateLayout()
             }
             lookup.withLock { $0 = nil }
+            entityByClass.withLock { $0.removeAll() }
         }
     }
 
@@ -85,6 +87,13 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
 
     /// The entity whose `managedObjectClassName` names `cls` (qualified or bare).
     package func entity(forClass cls: NSManagedObject.Type) -> NSEntityDescription? {
+        if let cached = entityByClass.withLock({ $0[ObjectIdentifier(cls)] }) { return cached }
+        guard let found = findEntity(forClass: cls) else { return nil }
+        entityByClass.withLock { $0[ObjectIdentifier(cls)] = found }
+        return found
+    }
+
+    private func findEntity(forClass cls: NSManagedObject.Type) -> NSEntityDescription? {
         let qualified = String(reflecting: cls)
         let bare = ManagedObjectClassRegistry.bareName(of: cls)
         if let e = _entities.first(where: { $0.managedObjectClassName == qualified }) { return e }

@@ -82,6 +82,7 @@ struct XcodeModelBuilder {
                 }
             }
             entity.properties = properties
+            entity.indexes = (info.fetchIndexesByEntity[name] ?? []).compactMap { fetchIndexDescription($0, properties) }
             entities.append(entity)
             entityByName[name] = entity
             elementByEntity[ObjectIdentifier(entity)] = element
@@ -257,6 +258,24 @@ struct XcodeModelBuilder {
             fetchBatchSize: element["fetchBatchSize"].flatMap { Int($0) },
             resultType: element["resultType"].flatMap { Int($0) },
             attributes: element.attributes)
+    }
+
+    /// A `<fetchIndex>` as an `NSFetchIndexDescription`, or `nil` if an element names no property of
+    /// the entity (expression elements, inherited properties), which the model keeps only as file info.
+    private func fetchIndexDescription(_ info: XcodeFetchIndexInfo, _ properties: [NSPropertyDescription])
+        -> NSFetchIndexDescription?
+    {
+        var elements: [NSFetchIndexElementDescription] = []
+        for item in info.elements {
+            guard let name = item.property, let property = properties.first(where: { $0.name == name }) else {
+                return nil
+            }
+            let element = NSFetchIndexElementDescription(
+                property: property, collationType: item.type?.lowercased() == "rtree" ? .rTree : .binary)
+            element.isAscending = item.order != "descending"
+            elements.append(element)
+        }
+        return elements.isEmpty ? nil : NSFetchIndexDescription(name: info.name, elements: elements)
     }
 
     private func fetchIndex(from element: XcodeModelXML) -> XcodeFetchIndexInfo {

@@ -47,7 +47,7 @@ open class NSManagedObject: NSObject {
         _objectID = NSManagedObjectID.makeTemporary(for: entity)
         super.init()
         layout.noteClass(type(of: self))
-        _values = _initialValues()
+        _values = layout.initialValues
         if let context { context.insert(self) }
     }
 
@@ -76,18 +76,6 @@ open class NSManagedObject: NSObject {
         object._values = []
         object._isFault = true
         return object
-    }
-
-    private func _initialValues() -> ContiguousArray<Any?> {
-        var values = ContiguousArray<Any?>(repeating: nil, count: _layout.properties.count)
-        for (slot, property) in _layout.properties.enumerated() {
-            if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {
-                values[slot] = ValueConversion.canonicalize(value, for: attribute.attributeType)
-            } else if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
-                values[slot] = relationship.isOrdered ? ManagedObjectList.ordered([]) : ManagedObjectList.unordered([])
-            }
-        }
-        return values
     }
 
     /// The entity description of the object's class in `context`'s model.

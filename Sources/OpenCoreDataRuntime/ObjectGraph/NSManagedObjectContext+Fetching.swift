@@ -44,6 +44,7 @@ extension NSManagedObjectContext {
     /// Runs a request (a fetch) and returns its result.
     public func execute(_ request: NSPersistentStoreRequest) throws -> Any {
         if let fetch = request as? NSFetchRequest<any NSFetchRequestResult> { return try self.fetch(fetch) }
+        if let asynchronous = request as? any _OCDAsynchronousRequest { return asynchronous._ocdStart(in: self) }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         return try coordinator.execute(request, with: self)
     }
@@ -57,6 +58,8 @@ extension NSManagedObjectContext {
         }
         if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
         try request.predicate?._ocdValidate(for: entity)
+        for sort in request.sortDescriptors ?? [] { try sort._ocdValidate(for: entity) }
+        try FetchDictionaryResults.validate(request.erased(), entity: entity)
         let erased = request.erased()
         if erased === request as AnyObject { 
             let copy = NSFetchRequest<any NSFetchRequestResult>()
@@ -148,6 +151,8 @@ extension NSFetchRequest {
         resultType = other.resultType
         propertiesToFetch = other.propertiesToFetch
         returnsDistinctResults = other.returnsDistinctResults
+        propertiesToGroupBy = other.propertiesToGroupBy
+        havingPredicate = other.havingPredicate
         relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
         affectedStores = other.affectedStores
     }

@@ -83,35 +83,29 @@ extension NSManagedObjectContext {
             errors.append(OpenCoreDataError(code, message, entityName: object.entity.name, key: key, objectID: object.objectID))
         }
         for object in objects {
-            let layout = object._layout
-            for (slot, property) in layout.properties.enumerated() where !property.isTransient {
-                guard let relationship = layout.relationships[slot] else {
-                    if !property.isOptional, object._values[slot] == nil {
-                        fail(.validationMissingMandatoryProperty, "\(property.name) is a required value", object, property.name)
-                    }
-                    continue
-                }
-                if !relationship.isToMany {
-                    if !property.isOptional, object._toOne(slot: slot) == nil {
-                        fail(.validationMissingMandatoryProperty, "\(property.name) is a required value", object, property.name)
-                    }
-                    continue
-                }
+            // A to-one slot holds an object or an object ID; either counts as a value.
+            for slot in object._layout.requiredSlots where object._values[slot] == nil {
+                let property = object._layout.properties[slot]
+                fail(.validationMissingMandatoryProperty, "\(property.name) is a required value", object, property.name)
+            }
+            for slot in object._layout.relationshipSlots {
+                let relationship = object._layout.relationships[slot]!
+                guard relationship.isToMany, !relationship.isTransient else { continue }
                 // A to-many relationship: an optional one may be empty; otherwise its count must lie
                 // within minCount...maxCount (maxCount 0: no limit). Unloaded relationships of
                 // updated objects are only loaded when there is a limit to check.
-                let minimum = property.isOptional ? relationship.minCount : max(relationship.minCount, 1)
+                let minimum = relationship.isOptional ? relationship.minCount : max(relationship.minCount, 1)
                 guard minimum > 0 || relationship.maxCount > 1 else { continue }
                 if !object._isInserted, !object._changedSlots.contains(slot) { continue }
                 let count = object._toMany(slot: slot).count
-                if count == 0, property.isOptional { continue }
+                if count == 0, relationship.isOptional { continue }
                 if count < minimum {
                     fail(.validationRelationshipLacksMinimumCount,
-                         "\(property.name) holds \(count) objects, fewer than its minimum of \(minimum)", object, property.name)
+                         "\(relationship.name) holds \(count) objects, fewer than its minimum of \(minimum)", object, relationship.name)
                 } else if relationship.maxCount > 1, count > relationship.maxCount {
                     fail(.validationRelationshipExceedsMaximumCount,
-                         "\(property.name) holds \(count) objects, more than its maximum of \(relationship.maxCount)",
-                         object, property.name)
+                         "\(relationship.name) holds \(count) objects, more than its maximum of \(relationship.maxCount)",
+                         object, relationship.name)
                 }
             }
         }

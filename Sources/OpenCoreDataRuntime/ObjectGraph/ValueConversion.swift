@@ -5,6 +5,32 @@ import Foundation
 package enum ValueConversion {
     /// The canonical value for `value` in an attribute of `type`, or `nil` for nil/NSNull/unconvertible.
     package static func canonicalize(_ value: Any?, for type: NSAttributeType) -> Any? {
+        if let exact = exactCanonical(value, for: type) { return exact }
+        return canonicalizeSlow(value, for: type)
+    }
+
+    /// The value itself when it already has the attribute's canonical type: a cast to a concrete
+    /// type, which costs far less than the protocol casts of the general path.
+    @inline(__always)
+    private static func exactCanonical(_ value: Any?, for type: NSAttributeType) -> Any? {
+        switch type {
+        case .integer16AttributeType: value as? Int16
+        case .integer32AttributeType: value as? Int32
+        case .integer64AttributeType: value as? Int64
+        case .doubleAttributeType: value as? Double
+        case .floatAttributeType: value as? Float
+        case .booleanAttributeType: value as? Bool
+        case .stringAttributeType: value as? String
+        case .dateAttributeType: value as? Date
+        case .binaryDataAttributeType, .transformableAttributeType: value as? Data
+        case .UUIDAttributeType: value as? UUID
+        case .decimalAttributeType: value as? Decimal
+        case .URIAttributeType: value as? URL
+        default: nil
+        }
+    }
+
+    private static func canonicalizeSlow(_ value: Any?, for type: NSAttributeType) -> Any? {
         guard let value = unwrap(value), !(value is NSNull) else { return nil }
         switch type {
         case .integer16AttributeType: return int64(value).map { Int16(truncatingIfNeeded: $0) }

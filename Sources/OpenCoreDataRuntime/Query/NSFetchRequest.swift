@@ -83,10 +83,27 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     open var includesPendingChanges: Bool = true
     /// What kind of result to return.
     open var resultType: NSFetchRequestResultType = .managedObjectResultType
-    /// The properties to return in dictionary results.
+    /// The properties to return in dictionary results: names, property descriptions, or
+    /// ``NSExpressionDescription``s for computed and aggregate columns.
+    ///
+    /// Related Core Data documentation: [propertiesToFetch](https://developer.apple.com/documentation/coredata/nsfetchrequest/propertiestofetch)
     open var propertiesToFetch: [Any]?
-    /// Whether dictionary results are distinct.
+    /// Whether dictionary results leave out rows equal to an earlier one.
+    ///
+    /// Related Core Data documentation: [returnsDistinctResults](https://developer.apple.com/documentation/coredata/nsfetchrequest/returnsdistinctresults)
     open var returnsDistinctResults: Bool = false
+    /// The properties (names, descriptions or expression descriptions) whose values group dictionary
+    /// results: one row per distinct combination, aggregates computed per group.
+    ///
+    /// Related Core Data documentation: [propertiesToGroupBy](https://developer.apple.com/documentation/coredata/nsfetchrequest/propertiestogroupby)
+    ///
+    /// - Note: Linux: both stores group in memory, over the objects the predicate selects (Apple's
+    ///   SQLite store runs `GROUP BY` in SQL); the results are the same.
+    open var propertiesToGroupBy: [Any]?
+    /// A predicate over the grouped rows (their result names), as SQL's `HAVING`.
+    ///
+    /// Related Core Data documentation: [havingPredicate](https://developer.apple.com/documentation/coredata/nsfetchrequest/havingpredicate)
+    open var havingPredicate: NSPredicate?
     /// Relationship key paths whose destinations are loaded with the results.
     open var relationshipKeyPathsForPrefetching: [String]?
     /// Whether to lock fetched rows against concurrent changes (no effect on Linux stores).
@@ -133,6 +150,8 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         copy.resultType = resultType
         copy.propertiesToFetch = propertiesToFetch
         copy.returnsDistinctResults = returnsDistinctResults
+        copy.propertiesToGroupBy = propertiesToGroupBy
+        copy.havingPredicate = havingPredicate
         copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
         copy.affectedStores = affectedStores
         return copy

@@ -13,10 +13,12 @@ import Foundation
 ///
 /// Related Core Data documentation: [NSSortDescriptor](https://developer.apple.com/documentation/foundation/nssortdescriptor)
 ///
-/// - Note: Linux: selector-based descriptors (`init(key:ascending:selector:)`, e.g.
-///   `localizedStandardCompare:`) and Swift key-path initializers are not available; use
-///   ``init(key:ascending:comparator:)``. Values that cannot be ordered against each other
-///   (a string and a number) compare as equal instead of raising.
+/// - Note: Linux: there is no Objective-C, so ``init(key:ascending:selector:)`` takes this module's
+///   ``Selector`` (`Selector("localizedStandardCompare:")` or a string literal) and recognises
+///   `compare:`, `caseInsensitiveCompare:`, `localizedCompare:`, `localizedCaseInsensitiveCompare:`
+///   and `localizedStandardCompare:`; any other name sorts as `compare:` (Apple sends the message and
+///   raises if the values do not implement it). Values that cannot be ordered against each other (a
+///   string and a number) compare as equal instead of raising.
 open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked Sendable: immutable after init; the comparator closure is the caller's to keep
     // thread-safe, as with Apple's `Comparator`.
@@ -25,17 +27,63 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     public let key: String?
     /// Whether smaller values come first.
     public let ascending: Bool
+    /// The method that compares the values: `compare:` unless given at init, `nil` with a comparator.
+    ///
+    /// Related Core Data documentation: [selector](https://developer.apple.com/documentation/foundation/nssortdescriptor/selector)
+    public let selector: Selector?
+    /// The Swift key path given at init, if any.
+    ///
+    /// Related Core Data documentation: [keyPath](https://developer.apple.com/documentation/foundation/nssortdescriptor/keypath)
+    public let keyPath: AnyKeyPath?
     private let _comparator: ((Any, Any) -> ComparisonResult)?
+    /// How ``selector`` orders values (`compare:` for names it does not know).
+    package let _ocdSortSelector: SortSelector
     /// Whether the descriptor orders with a comparator closure (which a SQL store cannot run).
     package var _ocdHasComparator: Bool { _comparator != nil }
 
-    /// A descriptor comparing the values at `key` with the default ordering.
+    /// Every field at once: for the key-path initializers and ``reversedSortDescriptor``.
+    private init(
+        key: String?, ascending: Bool, selector: Selector?, keyPath: AnyKeyPath?,
+        comparator: ((Any, Any) -> ComparisonResult)?
+    ) {
+        self.key = key
+        self.ascending = ascending
+        self.selector = selector
+        self.keyPath = keyPath
+        _comparator = comparator
+        _ocdSortSelector = selector.flatMap { SortSelector(name: Self.selectorName($0)) } ?? .compare
+        super.init()
+    }
+
+    /// A descriptor comparing the values at `key` with the default ordering (`compare:`).
     ///
     /// Related Core Data documentation: [init(key:ascending:)](https://developer.apple.com/documentation/foundation/nssortdescriptor/init(key:ascending:))
     public init(key: String?, ascending: Bool) {
         self.key = key
         self.ascending = ascending
+        selector = Selector("compare:")
+        keyPath = nil
         _comparator = nil
+        _ocdSortSelector = .compare
+        super.init()
+    }
+
+    /// A descriptor comparing the values at `key` with the method `selector` names.
+    ///
+    /// ```swift
+    /// NSSortDescriptor(key: "name", ascending: true, selector: Selector("localizedCaseInsensitiveCompare:"))
+    /// ```
+    ///
+    /// The SQLite store sorts these in SQL through collations that call the same string comparison.
+    ///
+    /// Related Core Data documentation: [init(key:ascending:selector:)](https://developer.apple.com/documentation/foundation/nssortdescriptor/init(key:ascending:selector:))
+    public init(key: String?, ascending: Bool, selector: Selector?) {
+        self.key = key
+        self.ascending = ascending
+        self.selector = selector
+        keyPath = nil
+        _comparator = nil
+        _ocdSortSelector = selector.flatMap { SortSelector(name: Self.selectorName($0)) } ?? .compare
         super.init()
     }
 
@@ -48,8 +96,50 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     public init(key: String?, ascending: Bool, comparator cmptr: @escaping (Any, Any) -> ComparisonResult) {
         self.key = key
         self.ascending = ascending
+        selector = nil
+        keyPath = nil
         _comparator = cmptr
+        _ocdSortSelector = .compare
         super.init()
+    }
+
+    /// A descriptor comparing the values at a Swift key path with the default ordering.
+    ///
+    /// ```swift
+    /// request.sortDescriptors = [NSSortDescriptor(keyPath: \Country.updatedAt, ascending: false)]
+    /// ```
+    ///
+    /// Related Core Data documentation: [init(keyPath:ascending:)](https://developer.apple.com/documentation/foundation/nssortdescriptor/init(keypath:ascending:)-3zyh5)
+    ///
+    /// - Note: Linux: without Objective-C, ``key`` is derived from the key path's description
+    ///   (`\Country.team?.name` gives `"team.name"`), so the key path must name stored properties,
+    ///   as the `@objc` properties Apple requires. A key path with subscripts or computed parts stops
+    ///   the program, as Apple's "could not extract a String from KeyPath" does.
+    public convenience init<Root, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
+        self.init(
+            key: SwiftKeyPathName.kvcKey(from: keyPath, root: Root.self), ascending: ascending, selector: Selector("compare:"),
+            keyPath: keyPath, comparator: nil)
+    }
+
+    /// A descriptor comparing the values at a Swift key path with `cmptr`.
+    ///
+    /// Related Core Data documentation: [init(keyPath:ascending:comparator:)](https://developer.apple.com/documentation/foundation/nssortdescriptor/init(keypath:ascending:comparator:))
+    ///
+    /// - Note: Linux: ``key`` is derived from the key path as in ``init(keyPath:ascending:)``.
+    public convenience init<Root, Value>(
+        keyPath: KeyPath<Root, Value>, ascending: Bool, comparator cmptr: @escaping (Any, Any) -> ComparisonResult
+    ) {
+        self.init(
+            key: SwiftKeyPathName.kvcKey(from: keyPath, root: Root.self), ascending: ascending, selector: nil, keyPath: keyPath,
+            comparator: cmptr)
+    }
+
+    private static func selectorName(_ selector: Selector) -> String {
+        #if canImport(ObjectiveC)
+        NSStringFromSelector(selector)
+        #else
+        selector.name
+        #endif
     }
 
     /// The comparator given at init, or the default ordering.
@@ -63,8 +153,8 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [reversedSortDescriptor](https://developer.apple.com/documentation/foundation/nssortdescriptor/reversedsortdescriptor)
     open var reversedSortDescriptor: Any {
-        if let _comparator { return NSSortDescriptor(key: key, ascending: !ascending, comparator: _comparator) }
-        return NSSortDescriptor(key: key, ascending: !ascending)
+        NSSortDescriptor(
+            key: key, ascending: !ascending, selector: selector, keyPath: keyPath, comparator: _comparator)
     }
 
     /// The order of two objects by this descriptor (already reversed when descending).
@@ -74,7 +164,7 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
         let v1 = key.map { PredicateKeyPath.value(of: object1, keyPath: $0) } ?? PredicateValues.normalize(object1)
         let v2 = key.map { PredicateKeyPath.value(of: object2, keyPath: $0) } ?? PredicateValues.normalize(object2)
         let order = _comparator.map { $0(PredicateValues.normalize(v1) ?? NSNull(), PredicateValues.normalize(v2) ?? NSNull()) }
-            ?? Self.defaultOrder(v1, v2)
+            ?? _ocdSortSelector.order(v1, v2)
         guard !ascending else { return order }
         switch order {
         case .orderedAscending: return .orderedDescending
@@ -102,6 +192,7 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSSortDescriptor else { return false }
         return key == other.key && ascending == other.ascending && (_comparator == nil) == (other._comparator == nil)
+            && selector == other.selector
     }
 
     open override var hash: Int {
@@ -118,6 +209,6 @@ open class NSSortDescriptor: NSObject, NSCopying, @unchecked Sendable {
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
     open override var description: String {
-        "(\(key ?? "SELF"), \(ascending ? "ascending" : "descending"), \(_comparator == nil ? "compare:" : "comparator"))"
+        "(\(key ?? "SELF"), \(ascending ? "ascending" : "descending"), \(_comparator == nil ? selector.map(Self.selectorName) ?? "compare:" : "comparator"))"
     }
 }

@@ -15,6 +15,24 @@ extension NSPredicate {
     }
 }
 
+extension NSSortDescriptor {
+    /// Checks that the descriptor's key path names a property of `entity` (following relationships),
+    /// as Apple's fetch does ("keypath x not found in entity"), throwing
+    /// ``OpenCoreDataError/Code/unknownKey`` with the entity and the unknown key.
+    package func _ocdValidate(for entity: NSEntityDescription) throws {
+        guard let key else { return }
+        try PredicateValidator(entity: entity).destination(of: key, from: entity)
+    }
+}
+
+extension NSEntityDescription {
+    /// Checks that `keyPath` names a property of this entity (following relationships), throwing
+    /// ``OpenCoreDataError/Code/unknownKey`` with the entity and the unknown key.
+    package func _ocdValidateKeyPath(_ keyPath: String) throws {
+        try PredicateValidator(entity: self).destination(of: keyPath, from: self)
+    }
+}
+
 /// Walks a predicate and checks its key paths against an entity.
 private struct PredicateValidator {
     let entity: NSEntityDescription

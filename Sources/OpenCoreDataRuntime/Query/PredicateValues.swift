@@ -160,7 +160,11 @@ package enum PredicateValues {
     /// `Bool`; strings by Unicode order after folding; dates chronologically.
     package static func compare(_ a: Any?, _ b: Any?, options: NSComparisonPredicate.Options = []) -> ComparisonResult? {
         guard let a = normalize(a), let b = normalize(b) else { return nil }
-        if let x = number(a), let y = number(b) { return compareNumbers(x, y) }
+        if let x = number(a), let y = number(b) {
+            // NaN has no order (IEEE 754; NSNumber's isEqual: is false): comparisons with it are false.
+            if x.doubleValue.isNaN || y.doubleValue.isNaN { return nil }
+            return compareNumbers(x, y)
+        }
         if let x = string(a), let y = string(b) {
             let fx = fold(x, options), fy = fold(y, options)
             return fx < fy ? .orderedAscending : fx == fy ? .orderedSame : .orderedDescending
@@ -174,7 +178,10 @@ package enum PredicateValues {
     package static func equal(_ a: Any?, _ b: Any?, options: NSComparisonPredicate.Options = []) -> Bool {
         let a = normalize(a), b = normalize(b)
         guard let a, let b else { return a == nil && b == nil }
-        if let x = number(a), let y = number(b) { return compareNumbers(x, y) == .orderedSame }
+        if let x = number(a), let y = number(b) {
+            if x.doubleValue.isNaN || y.doubleValue.isNaN { return false }
+            return compareNumbers(x, y) == .orderedSame
+        }
         if let x = string(a), let y = string(b) { return fold(x, options) == fold(y, options) }
         if let x = date(a), let y = date(b) { return x == y }
         switch (a, b) {

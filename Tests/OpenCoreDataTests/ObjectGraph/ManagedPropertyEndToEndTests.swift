@@ -1,5 +1,6 @@
 import Foundation
 import OpenCoreData
+import OpenCoreDataTestSupport
 import Testing
 
 // The classes of seed 000 (objc.io's Moody sample, "Adding new entities"), written as the seed
@@ -174,48 +175,16 @@ extension NSManagedObjectContext {
         try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
     }
 
+    /// The shared moods model, mapped to this file's classes, plus attributes for Swift optionals.
     static func makeModel() -> NSManagedObjectModel {
-        let mood = NSEntityDescription()
-        mood.name = "Mood"
-        mood.managedObjectClassName = NSStringFromClass(Mood.self)
-        let country = NSEntityDescription()
-        country.name = "Country"
-        country.managedObjectClassName = NSStringFromClass(Country.self)
-        let continent = NSEntityDescription()
-        continent.name = "Continent"
-        continent.managedObjectClassName = NSStringFromClass(Continent.self)
-
-        let moodCountry = NSRelationshipDescription(name: "country", destination: country, toMany: false)
-        let countryMoods = NSRelationshipDescription(name: "moods", destination: mood, toMany: true)
-        moodCountry.inverseRelationship = countryMoods
-        countryMoods.inverseRelationship = moodCountry
-        let countryContinent = NSRelationshipDescription(name: "continent", destination: continent, toMany: false)
-        let continentCountries = NSRelationshipDescription(name: "countries", destination: country, toMany: true)
-        countryContinent.inverseRelationship = continentCountries
-        continentCountries.inverseRelationship = countryContinent
-
-        mood.properties = [
-            NSAttributeDescription(name: "date", type: .dateAttributeType, isOptional: false),
-            NSAttributeDescription(name: "latitude", type: .doubleAttributeType),
-            NSAttributeDescription(name: "longitude", type: .doubleAttributeType),
+        let model = MoodsModel.make(moodClass: NSStringFromClass(Mood.self), countryClass: NSStringFromClass(Country.self),
+                                    continentClass: NSStringFromClass(Continent.self))
+        let mood = model.entitiesByName["Mood"]!
+        mood.properties += [
             NSAttributeDescription(name: "rating", type: .doubleAttributeType),
             NSAttributeDescription(name: "intensity", type: .integer16AttributeType),
             NSAttributeDescription(name: "sequence", type: .integer64AttributeType, isOptional: false, defaultValue: 0),
-            moodCountry,
         ]
-        country.properties = [
-            NSAttributeDescription(name: "numericISO3166Code", type: .integer16AttributeType, isOptional: false),
-            NSAttributeDescription(name: "updatedAt", type: .dateAttributeType, isOptional: false),
-            countryMoods,
-            countryContinent,
-        ]
-        continent.properties = [
-            NSAttributeDescription(name: "numericISO3166Code", type: .integer16AttributeType, isOptional: false),
-            NSAttributeDescription(name: "updatedAt", type: .dateAttributeType, isOptional: false),
-            continentCountries,
-        ]
-        let model = NSManagedObjectModel()
-        model.entities = [mood, country, continent]
         return model
     }
 

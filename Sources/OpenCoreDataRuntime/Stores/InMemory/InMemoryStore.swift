@@ -52,6 +52,11 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
 
     private func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
         guard let entity = request.entity else { return [] }
+        if FetchDictionaryResults.applies(to: request) {
+            let objects = try executeFetch(FetchDictionaryResults.objectRequest(for: request), context: context)
+            return try FetchDictionaryResults.rows(
+                objects.compactMap { $0 as? NSManagedObject }, request: request, entity: entity)
+        }
         var objects: [NSManagedObject] = []
         for (id, row) in rows {
             guard id.entity === entity || (request.includesSubentities && id.entity.isKindOf(entity: entity)) else { continue }

@@ -5,7 +5,7 @@ import Foundation
 /// in-memory (Unicode) semantics inside SQL instead of SQLite's ASCII-only `LIKE`/`NOCASE`.
 ///
 /// `ocd_strop(op, options, value, pattern)` returns 1 when `value <op> pattern` holds, where `op` is an
-/// `NSComparisonPredicate.Operator` raw value (==, !=, MATCHES, LIKE, BEGINSWITH, ENDSWITH, CONTAINS)
+/// `NSComparisonPredicate.Operator` raw value (==, !=, <, <=, >, >=, MATCHES, LIKE, BEGINSWITH, ENDSWITH, CONTAINS)
 /// and `options` an `NSComparisonPredicate.Options` raw value ([c], [d], [n]). NULL operands give 0.
 enum SQLiteFunctions {
     static let stringOperationName = "ocd_strop"
@@ -13,6 +13,31 @@ enum SQLiteFunctions {
     static func register(on db: OpaquePointer?) {
         sqlite3_create_function_v2(
             db, stringOperationName, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, ocdStringOperation, nil, nil, nil)
+        // One collation per sort-descriptor selector, ordering text as the in-memory sort does; the
+        // context pointer carries the selector's raw value.
+        for selector in SortSelector.allCases {
+            guard let name = selector.collationName else { continue }
+            sqlite3_create_collation_v2(
+                db, name, SQLITE_UTF8, UnsafeMutableRawPointer(bitPattern: Int(selector.rawValue)),
+                ocdCollation, nil)
+        }
+    }
+
+    /// The body of the selector collations (called from the C callback).
+    static func collate(
+        _ context: UnsafeMutableRawPointer?, _ count1: Int32, _ text1: UnsafeRawPointer?, _ count2: Int32,
+        _ text2: UnsafeRawPointer?
+    ) -> Int32 {
+        func string(_ pointer: UnsafeRawPointer?, _ count: Int32) -> String {
+            guard let pointer, count > 0 else { return "" }
+            return String(decoding: UnsafeRawBufferPointer(start: pointer, count: Int(count)), as: UTF8.self)
+        }
+        let selector = SortSelector(rawValue: Int32(truncatingIfNeeded: Int(bitPattern: context))) ?? .compare
+        switch selector.compare(string(text1, count1), string(text2, count2)) {
+        case .orderedAscending: return -1
+        case .orderedSame: return 0
+        case .orderedDescending: return 1
+        }
     }
 
     /// The body of `ocd_strop` (called from the C callback).
@@ -48,14 +73,25 @@ enum SQLiteFunctions {
     }
 
     static func match(op: UInt, options: UInt, value: String, pattern: String) -> Bool {
+        // Orderings with [c]/[d] run the in-memory comparison itself.
+        let ordering: [NSComparisonPredicate.Operator: Set<ComparisonResult>] = [
+            .lessThan: [.orderedAscending], .lessThanOrEqualTo: [.orderedAscending, .orderedSame],
+            .greaterThan: [.orderedDescending], .greaterThanOrEqualTo: [.orderedDescending, .orderedSame],
+        ]
+        if let operation = NSComparisonPredicate.Operator(rawValue: op), let accepted = ordering[operation] {
+            let order = PredicateValues.compare(value, pattern, options: NSComparisonPredicate.Options(rawValue: options))
+            return order.map(accepted.contains) ?? false
+        }
         let value = fold(value, options: options)
         let pattern = fold(pattern, options: options)
         switch NSComparisonPredicate.Operator(rawValue: op) {
         case .equalTo: return value == pattern
         case .notEqualTo: return value != pattern
-        case .beginsWith: return value.hasPrefix(pattern)
-        case .endsWith: return value.hasSuffix(pattern)
-        case .contains: return pattern.isEmpty ? true : value.range(of: pattern) != nil
+        // An empty prefix, suffix or substring is never found, as with NSString's `hasPrefix:` and
+        // `rangeOfString:` and the in-memory evaluator (Apple's `BEGINSWITH ''` is false).
+        case .beginsWith: return !pattern.isEmpty && value.hasPrefix(pattern)
+        case .endsWith: return !pattern.isEmpty && value.hasSuffix(pattern)
+        case .contains: return !pattern.isEmpty && value.range(of: pattern) != nil
         case .like: return regex(likePattern(pattern))?.wholeMatch(value) ?? false
         case .matches: return regex(pattern)?.wholeMatch(value) ?? false
         default: return false
@@ -108,4 +144,12 @@ extension NSRegularExpression {
 /// The C entry point of `ocd_strop` (a plain function: SQLite calls it through a C pointer).
 private func ocdStringOperation(_ ctx: OpaquePointer?, _ argc: Int32, _ argv: UnsafeMutablePointer<OpaquePointer?>?) {
     SQLiteFunctions.stringOperation(ctx, argc, argv)
+}
+
+/// The C entry point of the selector collations.
+private func ocdCollation(
+    _ context: UnsafeMutableRawPointer?, _ count1: Int32, _ text1: UnsafeRawPointer?, _ count2: Int32,
+    _ text2: UnsafeRawPointer?
+) -> Int32 {
+    SQLiteFunctions.collate(context, count1, text1, count2, text2)
 }

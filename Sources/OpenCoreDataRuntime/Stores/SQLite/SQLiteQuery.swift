@@ -11,10 +11,17 @@ import Foundation
 ///   `[c]`/`[d]` or with non-ASCII constants) run through the `ocd_strop` function
 ///   (``SQLiteFunctions``): Unicode folding and canonical equivalence, not SQLite's ASCII rules;
 /// - `ANY`/`ALL` over a to-many relationship of the fetched entity become correlated `EXISTS`
-///   subqueries that skip nil values (a key path's values form a set without nils), and
-///   `rel.@count` a `COUNT(*)` subquery;
-/// - sorts use SQLite's BINARY order (code points), which is Swift's `<` for NFC text; decimals and
-///   descriptors with comparator closures sort in memory.
+///   subqueries that skip nil values (a key path's values form a set without nils), `rel.@count` a
+///   `COUNT(*)` subquery, and `rel.@sum.x`/`@avg`/`@min`/`@max` scalar subqueries (sum and average
+///   of no values 0, minimum and maximum nil, as in memory);
+/// - `<`, `<=`, `>`, `>=` on strings with `[c]`/`[d]` run the in-memory comparison through
+///   `ocd_strop`; any ordering against nil is false;
+/// - a constant of another kind than the attribute (a string against a number or date) is left to
+///   memory, where it never matches, rather than converted by SQLite's column affinity;
+/// - sorts use SQLite's BINARY order (code points), which is Swift's `<` for NFC text, or for
+///   selector-based descriptors (`caseInsensitiveCompare:`, `localized...Compare:`) a collation that
+///   runs the in-memory string comparison; decimals and descriptors with comparator closures sort in
+///   memory.
 ///
 /// Compiled: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=`, `IN`, `BETWEEN`) of attributes of every
 /// stored type and of to-one relationships (through any chain of to-one key paths) with constants or
@@ -80,6 +87,13 @@ final class SQLiteQuery {
             entity = destination
         }
         return nil
+    }
+
+    /// The column expression and type of an attribute key path (through to-one relationships,
+    /// adding joins), or `nil` if it does not lead to a stored attribute.
+    func attributeColumn(_ keyPath: String) -> (column: String, type: NSAttributeType)? {
+        guard case .attribute(let column, let type)? = resolve(keyPath) else { return nil }
+        return (column, type)
     }
 
     private func bind(_ value: SQLiteValue) -> String {
@@ -221,6 +235,11 @@ final class SQLiteQuery {
             subqueryCount += 1
             return "(SELECT COUNT(*) FROM \(from) WHERE \(link)) \(symbol) \(bind(.integer(count)))"
         }
+        if let sql = compileToManyAggregate(
+            predicate, path: parts[1], destination: destination, from: from, link: link, alias: alias)
+        {
+            return sql
+        }
         let modifier = predicate.comparisonPredicateModifier
         guard modifier == .any || modifier == .all, let destinationMapping = schema.mapping(for: destination) else {
             return nil
@@ -245,12 +264,85 @@ final class SQLiteQuery {
         return "NOT EXISTS (\(rows) AND NOT \(condition))"
     }
 
+    /// `rel.@sum.x`, `@avg`, `@min`, `@max` compared with a constant: a scalar subquery over the
+    /// destination rows, compared as an attribute is. As in memory, nil values take no part, the sum
+    /// and average of no values are 0, and the minimum and maximum of no values are nil.
+    private func compileToManyAggregate(
+        _ predicate: NSComparisonPredicate, path: String, destination: NSEntityDescription, from: String,
+        link: String, alias: String
+    ) -> String? {
+        let functions = ["@sum": "SUM", "@avg": "AVG", "@min": "MIN", "@max": "MAX"]
+        let pieces = path.split(separator: ".", maxSplits: 1).map(String.init)
+        guard predicate.comparisonPredicateModifier == .direct, pieces.count == 2, let function = functions[pieces[0]],
+            !pieces[1].contains("."), let destinationMapping = schema.mapping(for: destination),
+            let value = Self.constant(predicate.rightExpression)
+        else { return nil }
+        let child = SQLiteQuery(schema: schema, mapping: destinationMapping, aliasPrefix: alias)
+        let numeric: Set<NSAttributeType> = [
+            .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .doubleAttributeType,
+            .floatAttributeType,
+        ]
+        guard let (column, type) = child.attributeColumn(pieces[1]), numeric.contains(type) else { return nil }
+        let aggregate =
+            function == "SUM" || function == "AVG" ? "COALESCE(\(function)(\(column)), 0)" : "\(function)(\(column))"
+        let subquery = "(SELECT \(aggregate) FROM \(from) WHERE \(link))"
+        let resultType: NSAttributeType = function == "AVG" ? .doubleAttributeType : type
+        let saved = bindings
+        guard
+            let sql = compileAttribute(
+                subquery, type: resultType, op: predicate.predicateOperatorType, options: predicate.options,
+                value: value)
+        else {
+            bindings = saved
+            return nil
+        }
+        subqueryCount += 1
+        return sql
+    }
+
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
         // Decimals are stored as text and compare numerically only in memory; object IDs and
         // composites have no comparable column value.
-        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type),
-              let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
+        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type)
+        else { return nil }
+        // Integer and boolean columns compare numerically with any number, as in memory: bind the number itself
+        // rather than the attribute's type, which would truncate 30.5 to 30 or wrap 70000 in an Int16.
+        // Booleans are stored as 0 and 1 and compare as those numbers in memory (`flag == 2` is false).
+        if [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType]
+            .contains(type)
+        {
+            return Self.number(value)
+        }
+        // A string never equals a number in memory; SQLite would convert it, so leave it to memory.
+        if value is String || value is NSString, type != .stringAttributeType, type != .URIAttributeType,
+            type != .UUIDAttributeType
+        {
+            return nil
+        }
+        guard let canonical = ValueConversion.canonicalize(value, for: type) else { return nil }
+        // SQLite binds NaN as NULL, which would match nil values; memory decides (NaN equals nothing).
+        if let number = canonical as? Double, number.isNaN { return nil }
+        if let number = canonical as? Float, number.isNaN { return nil }
         return SQLiteStore.sqliteValue(canonical, type)
+    }
+
+    /// A numeric constant as SQLite compares it: integral values as integers, others as reals;
+    /// `nil` for anything that is not a number (strings, decimals), which memory then compares.
+    private static func number(_ value: Any) -> SQLiteValue? {
+        switch value {
+        case let v as Double: return real(v)
+        case let v as Float: return real(Double(v))
+        case is Decimal, is String, is NSString: return nil
+        case let v as NSNumber:
+            let type = String(cString: v.objCType)
+            return type == "d" || type == "f" ? real(v.doubleValue) : .integer(v.int64Value)
+        default: return ValueConversion.int64(value).map { .integer($0) }
+        }
+        func real(_ v: Double) -> SQLiteValue? {
+            guard v.isFinite else { return nil }
+            if v == v.rounded(), let exact = Int64(exactly: v) { return .integer(exact) }
+            return .real(v)
+        }
     }
 
     private static func collection(_ value: Any?) -> [Any]? {
@@ -291,7 +383,13 @@ final class SQLiteQuery {
                 return "(" + patterns.map { stringOperation(.equalTo, $0) }.joined(separator: " OR ") + ")"
             }
         }
+        let ordering: [NSComparisonPredicate.Operator] = [.lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo]
+        if isString, ordering.contains(op), !folding.isEmpty, let pattern = value as? String {
+            return stringOperation(op, pattern)  // folded order: the in-memory comparison, in ocd_strop
+        }
         if isString, !folding.isEmpty { return nil }
+        // Nothing orders against nil (in memory the comparison is undefined, so false).
+        if ordering.contains(op), value == nil { return "0" }
         switch op {
         case .equalTo, .notEqualTo:
             guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
@@ -363,7 +461,9 @@ final class SQLiteQuery {
             guard !Self.hasComparator(sort), let key = sort.key, case .attribute(let column, let type)? = resolve(key)
             else { return nil }
             guard type != .decimalAttributeType else { return nil }  // text column; numeric order needs memory
-            terms.append("\(column) \(sort.ascending ? "ASC" : "DESC")")
+            // Selector-based string orders use the collation that calls the same comparison.
+            let collation = type == .stringAttributeType ? sort._ocdSortSelector.collationName : nil
+            terms.append("\(column)\(collation.map { " COLLATE \($0)" } ?? "") \(sort.ascending ? "ASC" : "DESC")")
         }
         return terms
     }

@@ -376,6 +376,19 @@ final class SQLiteSchema {
                     "CREATE UNIQUE INDEX Z_\(entity.name ?? "")_UNIQUE_\(names.joined(separator: "_")) ON \(table.name) (\(list))"
                 )
             }
+            // Fetch indexes (binary elements only; see NSFetchIndexDescription).
+            for index in entity.indexes where !index.elements.isEmpty {
+                guard index.elements.allSatisfy({ $0.collationType == .binary }) else { continue }
+                let columns = index.elements.compactMap { element -> String? in
+                    guard let name = element.propertyName, let property = entity.propertiesByName[name],
+                        let column = propertyColumns[ObjectIdentifier(property)]
+                    else { return nil }
+                    return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
+                }
+                guard columns.count == index.elements.count else { continue }
+                indexStatements.append(
+                    "CREATE INDEX Z_\(entity.name ?? "")_\(index.name) ON \(table.name) (\(columns.joined(separator: ", ")))")
+            }
         }
     }
 

@@ -14,6 +14,7 @@ extension SQLiteStore {
                 "the SQLite store does not hold entity \(request.entity?.name ?? request.entityName ?? "nil")",
                 entityName: request.entity?.name ?? request.entityName)
         }
+        if FetchDictionaryResults.applies(to: request) { return try executeDictionaryFetch(request, context: context) }
         let connection = try db()
         let query = SQLiteQuery(schema: schema, mapping: mapping)
         var conditions: [String] = []

@@ -1,0 +1,30 @@
+import Foundation
+
+/// A computed column of a dictionary fetch: a name, an expression and the type of its value.
+///
+/// ```swift
+/// let total = NSExpressionDescription()
+/// total.name = "total"
+/// total.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "amount")])
+/// total.expressionResultType = .doubleAttributeType
+/// request.resultType = .dictionaryResultType
+/// request.propertiesToFetch = ["category", total]
+/// request.propertiesToGroupBy = ["category"]
+/// ```
+///
+/// Related Core Data documentation: [NSExpressionDescription](https://developer.apple.com/documentation/coredata/nsexpressiondescription)
+///
+/// `@unchecked Sendable` invariant: configured before the request runs and not mutated while it does.
+open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The expression whose value fills the column: a key path, or an aggregate function
+    /// (`sum:`, `count:`, `min:`, `max:`, `average:`) of a key path.
+    ///
+    /// Related Core Data documentation: [expression](https://developer.apple.com/documentation/coredata/nsexpressiondescription/expression)
+    open var expression: NSExpression?
+    /// The type the value is converted to (`.undefinedAttributeType` keeps it as computed).
+    ///
+    /// Related Core Data documentation: [expressionResultType](https://developer.apple.com/documentation/coredata/nsexpressiondescription/expressionresulttype)
+    open var expressionResultType: NSAttributeType = .undefinedAttributeType
+
+    public override init() { super.init() }
+}
