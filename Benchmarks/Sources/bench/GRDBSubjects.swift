@@ -129,7 +129,7 @@ struct CountryWithMoods: FetchableRecord {
 
     init(row: Row) throws {
         country = try CountryRecord(row: row)
-        moods = try row["moods"]
+        moods = row["moods"]
     }
 }
 

@@ -263,7 +263,17 @@ final class OpenCoreDataSubject: Subject {
                     return check
                 }
             case .traversePrefetch:
-                throw BenchError("pending: \(pendingReason(kind, .ocd) ?? "")")
+                return try measure {
+                    var check: Int64 = 0
+                    let request = NSFetchRequest<OCDCountry>(entityName: "Country")
+                    request.relationshipKeyPathsForPrefetching = ["moods"]
+                    for country in try context.fetch(request) {
+                        for mood in country.moods {
+                            check &+= 1 &+ Int64(mood.date.timeIntervalSinceReferenceDate.rounded())
+                        }
+                    }
+                    return check
+                }
             case .memory:
                 return try measure {
                     let request = NSFetchRequest<OCDItem>(entityName: "Item")
