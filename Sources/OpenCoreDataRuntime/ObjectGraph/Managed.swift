@@ -95,8 +95,10 @@ extension Managed where Self: NSManagedObject {
     /// A registered object of this class that is not a fault and matches `predicate`; faults are
     /// skipped so that no store round trip happens.
     public static func materializedObject(in context: NSManagedObjectContext, matching predicate: NSPredicate) -> Self? {
-        for object in context.registeredObjects where !object.isFault {
-            if let result = object as? Self, predicate.evaluate(with: result) { return result }
+        // Walks the registry itself: `registeredObjects` would build a Set of every object first.
+        for entry in context.registry.values {
+            guard let result = entry.object as? Self, !result.isFault else { continue }
+            if predicate.evaluate(with: result) { return result }
         }
         return nil
     }

@@ -77,7 +77,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Every object the context holds, with or without changes.
     open var registeredObjects: Set<NSManagedObject> {
-        var result = Set<NSManagedObject>()
+        var result = Set<NSManagedObject>(minimumCapacity: registry.count)
         for entry in registry.values { if let object = entry.object { result.insert(object) } }
         return result
     }
