@@ -107,18 +107,8 @@ extension NSManagedObjectContext {
         for object in Array(inserted.values) + Array(changed.values) where !object._isDeleted && matches(object) {
             if seen.insert(ObjectIdentifier(object)).inserted { objects.append(object) }
         }
-        if let sorts = request.sortDescriptors, !sorts.isEmpty {
-            objects.sort { a, b in
-                for sort in sorts {
-                    let order = sort.compare(a, to: b)
-                    if order != .orderedSame { return order == .orderedAscending }
-                }
-                return false
-            }
-        }
-        var slice = ArraySlice(objects)
-        if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }
-        if request.fetchLimit > 0 { slice = slice.prefix(request.fetchLimit) }
+        if request.sortDescriptors?.isEmpty == false { request.sortInMemory(&objects) }
+        let slice = request.page(objects)
         if request.resultType == .countResultType { return [slice.count] }
         if wantsIDs { return slice.map(\.objectID) }
         if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
@@ -134,26 +124,3 @@ extension NSManagedObjectContext {
     }
 }
 
-extension NSFetchRequest {
-    /// Copies every setting of `other`.
-    package func copySettings(from other: NSFetchRequest<any NSFetchRequestResult>) {
-        entityName = other.entityName
-        entity = other.entity
-        predicate = other.predicate
-        sortDescriptors = other.sortDescriptors
-        fetchLimit = other.fetchLimit
-        fetchOffset = other.fetchOffset
-        fetchBatchSize = other.fetchBatchSize
-        returnsObjectsAsFaults = other.returnsObjectsAsFaults
-        includesSubentities = other.includesSubentities
-        includesPropertyValues = other.includesPropertyValues
-        includesPendingChanges = other.includesPendingChanges
-        resultType = other.resultType
-        propertiesToFetch = other.propertiesToFetch
-        returnsDistinctResults = other.returnsDistinctResults
-        propertiesToGroupBy = other.propertiesToGroupBy
-        havingPredicate = other.havingPredicate
-        relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
-        affectedStores = other.affectedStores
-    }
-}

@@ -187,9 +187,6 @@ package enum FetchDictionaryResults {
                 return true
             }
         }
-        var slice = ArraySlice(rows)
-        if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }
-        if request.fetchLimit > 0 { slice = slice.prefix(request.fetchLimit) }
-        return Array(slice)
+        return Array(request.page(rows))
     }
 }

@@ -136,25 +136,51 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     package func erased() -> NSFetchRequest<any NSFetchRequestResult> {
         if let same = self as? NSFetchRequest<any NSFetchRequestResult> { return same }
         let copy = NSFetchRequest<any NSFetchRequestResult>()
-        copy.entityName = entityName
-        copy._entity = _entity
-        copy.predicate = predicate
-        copy.sortDescriptors = sortDescriptors
-        copy.fetchLimit = fetchLimit
-        copy.fetchOffset = fetchOffset
-        copy.fetchBatchSize = fetchBatchSize
-        copy.returnsObjectsAsFaults = returnsObjectsAsFaults
-        copy.includesSubentities = includesSubentities
-        copy.includesPropertyValues = includesPropertyValues
-        copy.includesPendingChanges = includesPendingChanges
-        copy.resultType = resultType
-        copy.propertiesToFetch = propertiesToFetch
-        copy.returnsDistinctResults = returnsDistinctResults
-        copy.propertiesToGroupBy = propertiesToGroupBy
-        copy.havingPredicate = havingPredicate
-        copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
-        copy.affectedStores = affectedStores
+        copy.copySettings(from: self)
         return copy
+    }
+
+    /// Copies every setting of `other`.
+    package func copySettings<Other>(from other: NSFetchRequest<Other>) {
+        entityName = other.entityName
+        entity = other.entity
+        predicate = other.predicate
+        sortDescriptors = other.sortDescriptors
+        fetchLimit = other.fetchLimit
+        fetchOffset = other.fetchOffset
+        fetchBatchSize = other.fetchBatchSize
+        returnsObjectsAsFaults = other.returnsObjectsAsFaults
+        includesSubentities = other.includesSubentities
+        includesPropertyValues = other.includesPropertyValues
+        includesPendingChanges = other.includesPendingChanges
+        resultType = other.resultType
+        propertiesToFetch = other.propertiesToFetch
+        returnsDistinctResults = other.returnsDistinctResults
+        propertiesToGroupBy = other.propertiesToGroupBy
+        havingPredicate = other.havingPredicate
+        relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
+        affectedStores = other.affectedStores
+    }
+
+    /// Sorts objects by the request's sort descriptors in memory, breaking ties (and ordering an
+    /// unsorted request) by primary key, so every store returns the same order.
+    package func sortInMemory(_ objects: inout [NSManagedObject]) {
+        let sorts = sortDescriptors ?? []
+        objects.sort { a, b in
+            for sort in sorts {
+                let order = sort.compare(a, to: b)
+                if order != .orderedSame { return order == .orderedAscending }
+            }
+            return (a.objectID.primaryKey ?? 0) < (b.objectID.primaryKey ?? 0)
+        }
+    }
+
+    /// The items `fetchOffset` and `fetchLimit` select.
+    package func page<Item>(_ items: [Item]) -> ArraySlice<Item> {
+        var slice = ArraySlice(items)
+        if fetchOffset > 0 { slice = slice.dropFirst(fetchOffset) }
+        if fetchLimit > 0 { slice = slice.prefix(fetchLimit) }
+        return slice
     }
 }
 

@@ -64,20 +64,8 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
             if let predicate = request.predicate, !predicate.evaluate(with: object) { continue }
             objects.append(object)
         }
-        if let sorts = request.sortDescriptors, !sorts.isEmpty {
-            objects.sort { a, b in
-                for sort in sorts {
-                    let order = sort.compare(a, to: b)
-                    if order != .orderedSame { return order == .orderedAscending }
-                }
-                return false
-            }
-        } else {
-            objects.sort { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-        }
-        var slice = ArraySlice(objects)
-        if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }
-        if request.fetchLimit > 0 { slice = slice.prefix(request.fetchLimit) }
+        request.sortInMemory(&objects)
+        let slice = request.page(objects)
         switch request.resultType {
         case .countResultType: return [slice.count]
         case .managedObjectIDResultType: return slice.map(\.objectID)

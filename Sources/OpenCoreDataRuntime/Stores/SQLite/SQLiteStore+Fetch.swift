@@ -117,20 +117,8 @@ extension SQLiteStore {
         if !residual.isEmpty {
             objects = objects.filter { object in residual.allSatisfy { Self.evaluate($0, object) } }
         }
-        if sortInMemory {
-            objects.sort { a, b in
-                for sort in sorts {
-                    let order = sort.compare(a, to: b)
-                    if order != .orderedSame { return order == .orderedAscending }
-                }
-                return (a.objectID.primaryKey ?? 0) < (b.objectID.primaryKey ?? 0)
-            }
-        }
-        var slice = ArraySlice(objects)
-        if !allInSQL {
-            if request.fetchOffset > 0 { slice = slice.dropFirst(request.fetchOffset) }
-            if request.fetchLimit > 0 { slice = slice.prefix(request.fetchLimit) }
-        }
+        if sortInMemory { request.sortInMemory(&objects) }
+        let slice = allInSQL ? ArraySlice(objects) : request.page(objects)
         switch request.resultType {
         case .countResultType: return [slice.count]
         case .managedObjectIDResultType: return slice.map(\.objectID)
