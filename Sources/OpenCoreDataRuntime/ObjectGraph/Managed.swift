@@ -106,10 +106,16 @@ extension Managed where Self: NSManagedObject {
 
 extension NSManagedObjectContext {
     /// Inserts a new object of `A`'s entity (the book's helper).
+    ///
+    /// The class is recorded for the entity first, so this works even before a bare class name
+    /// from an Xcode model has been resolved. A model without the entity logs and returns an object
+    /// that is not inserted (the book's helper traps; Apple's `insertNewObject` raises).
     public func insertObject<A: NSManagedObject>() -> A where A: Managed {
-        guard let object = NSEntityDescription.insertNewObject(forEntityName: A.entityName, into: self) as? A else {
-            preconditionFailure("OpenCoreData: insertObject(): the entity \(A.entityName) does not use class \(A.self)")
+        guard let entity = NSEntityDescription.entity(forEntityName: A.entityName, in: self) else {
+            reportMisuse("insertObject(): the context's model has no entity named \(A.entityName)")
+            return A(entity: NSEntityDescription(name: A.entityName), insertInto: nil)
         }
-        return object
+        entity.layout.noteClass(A.self)
+        return A(entity: entity, insertInto: self)
     }
 }

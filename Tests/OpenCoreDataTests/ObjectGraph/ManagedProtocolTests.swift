@@ -36,3 +36,34 @@ struct ManagedProtocolTests {
         #expect(!((Shelf.self as Any) is any Managed.Type))
     }
 }
+
+/// Used only here, with a model that names it by a bare class name nothing can resolve.
+final class UnresolvedBin: NSManagedObject, OpenCoreData.Managed {
+    @ManagedProperty var code: Int16
+    static var entityName: String { "Bin" }
+}
+
+@Suite("insertObject() without class resolution")
+struct InsertObjectClassTests {
+    @Test func insertObjectRecordsTheClassItWasAskedFor() throws {
+        let entity = NSEntityDescription(name: "Bin", managedObjectClassName: "NoModuleHasThisName",
+                                         properties: [NSAttributeDescription(name: "code", type: .integer16AttributeType)])
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let context = try makeContext(model: model)
+        // insertNewObject(forEntityName:) cannot know the class: a plain NSManagedObject.
+        #expect(!(NSEntityDescription.insertNewObject(forEntityName: "Bin", into: context) is UnresolvedBin))
+        // The seed's insertObject<A>() knows A: it records the class instead of trapping.
+        let bin: UnresolvedBin = context.insertObject()
+        bin.code = 7
+        #expect(bin.isInserted && bin.value(forKey: "code") as? Int16 == 7)
+        #expect(NSEntityDescription.insertNewObject(forEntityName: "Bin", into: context) is UnresolvedBin, "now known")
+    }
+
+    @Test func insertObjectForAMissingEntityLogsInsteadOfTrapping() throws {
+        let context = try makeContext(model: NSManagedObjectModel())
+        let bin: UnresolvedBin = context.insertObject()
+        #expect(!bin.isInserted)
+        #expect(!context.hasChanges)
+    }
+}
