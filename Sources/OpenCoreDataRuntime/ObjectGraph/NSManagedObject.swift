@@ -31,8 +31,6 @@ open class NSManagedObject: NSObject {
     package var _isFault = false
     package var _isInserted = false
     package var _isDeleted = false
-    /// Set when the object has been saved as deleted, or removed from its context.
-    package var _isInvalidated = false
     /// The loader of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
     package var _batchLoader: FetchBatchLoader?
 
@@ -126,7 +124,7 @@ open class NSManagedObject: NSObject {
     public var hasPersistentChangedValues: Bool {
         _isInserted || _isDeleted || _changedSlots.contains { !_layout.properties[$0].isTransient }
     }
-    /// Ignored on Linux, where faults fire on their context's queue.
+    /// 0 when the object is fully realized (not a fault), 1 while it is a fault.
     open var faultingState: Int { _isFault ? 1 : 0 }
 
     open override var description: String {

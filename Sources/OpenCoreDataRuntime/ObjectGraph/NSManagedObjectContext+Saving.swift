@@ -62,7 +62,6 @@ extension NSManagedObjectContext {
         }
         for object in deletedNow {
             registry[object.objectID] = nil
-            object._isInvalidated = true
             object._context = nil
         }
         inserted.removeAll()

@@ -258,7 +258,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for object in inserted.values {
             registry[object.objectID] = nil
             object._isInserted = false
-            object._isInvalidated = true
             object._context = nil
         }
         for object in Array(changed.values) + Array(deleted.values) {
@@ -277,7 +276,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func reset() {
         for entry in registry.values {
             guard let object = entry.object else { continue }
-            object._isInvalidated = true
             object._context = nil
         }
         registry.removeAll()
