@@ -6,9 +6,9 @@ import Testing
 
 @Suite("NSPersistentContainer")
 struct PersistentContainerTests {
-    @Test func defaultDescriptionIsASQLiteStoreNamedAfterTheContainer() {
+    @Test func defaultDescriptionIsASQLiteStoreNamedAfterTheContainer() throws {
         let container = NSPersistentContainer(name: "Moods", managedObjectModel: MoodsModel.make())
-        let description = try! #require(container.persistentStoreDescriptions.first)
+        let description = try #require(container.persistentStoreDescriptions.first)
         #expect(container.persistentStoreDescriptions.count == 1)
         #expect(description.type == NSSQLiteStoreType)
         #expect(description.url?.lastPathComponent == "Moods.sqlite")
