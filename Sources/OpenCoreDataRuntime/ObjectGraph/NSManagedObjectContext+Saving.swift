@@ -45,7 +45,9 @@ extension NSManagedObjectContext {
 
         try obtainPermanentIDs(for: insertedNow)
         let persistentUpdates = updatedNow.filter(\.hasPersistentChangedValues)
-        let request = NSSaveChangesRequest(inserted: Set(insertedNow), updated: Set(persistentUpdates), deleted: Set(deletedNow), locked: nil)
+        // The sets are built once: the request and the did-save notification share them.
+        let insertedSet = Set(insertedNow), deletedSet = Set(deletedNow)
+        let request = NSSaveChangesRequest(inserted: insertedSet, updated: Set(persistentUpdates), deleted: deletedSet, locked: nil)
         _ = try coordinator.execute(request, with: self)
 
         // The stores have the changes: commit them in memory.
@@ -69,7 +71,7 @@ extension NSManagedObjectContext {
         deleted.removeAll()
         for object in insertedNow + updatedNow + deletedNow { object.didSave() }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
-            NSInsertedObjectsKey: Set(insertedNow), NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: Set(deletedNow),
+            NSInsertedObjectsKey: insertedSet, NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: deletedSet,
         ])
     }
 
@@ -132,6 +134,7 @@ extension NSManagedObject {
     /// The values to keep as the committed snapshot: to-one relationships as object IDs,
     /// to-many relationships left out (they reload from the store).
     package func _committedSnapshot() -> ContiguousArray<Any?> {
+        if _layout.relationshipSlots.isEmpty { return _values }  // shares the storage until either changes
         var snapshot = _values
         for slot in _layout.relationshipSlots {
             if _layout.relationships[slot]!.isToMany { snapshot[slot] = nil; continue }

@@ -53,7 +53,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID: weak unless the object has changes (then also in a change set).
-    package var registry: [NSManagedObjectID: WeakObject] = [:]
+    package var registry = ObjectRegistry()
     private var registrySweepThreshold = 1024
     package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     package var changed: [ObjectIdentifier: NSManagedObject] = [:]
@@ -128,7 +128,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Drops registry entries whose objects are gone; runs when the registry doubles.
     private func sweepRegistry() {
-        registry = registry.filter { $0.value.object != nil }
+        registry.sweep()
         registrySweepThreshold = max(1024, registry.count * 2)
     }
 
@@ -380,8 +380,3 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 }
 
-/// A weak reference kept in a context's registry.
-package struct WeakObject {
-    package weak var object: NSManagedObject?
-    package init(_ object: NSManagedObject) { self.object = object }
-}

@@ -112,8 +112,18 @@ package enum ValueConversion {
 
     package static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
+        // Only an `Optional` boxed in `Any` needs unwrapping. The protocol cast below costs hundreds
+        // of instructions (a conformance lookup), so the metadata kind is checked first.
+        guard isOptionalType(type(of: value)) else { return value }
         if let optional = value as? any _OptionalValue { return optional._wrapped }
         return value
+    }
+
+    /// Whether `type` is an `Optional`: its metadata's first word is the kind, and Swift's stable
+    /// ABI gives `Optional` the kind 0x202 (`MetadataKind::Optional`) on every platform.
+    @inline(__always)
+    package static func isOptionalType(_ type: any Any.Type) -> Bool {
+        unsafeBitCast(type, to: UnsafeRawPointer.self).load(as: UInt.self) == 0x202
     }
 
     package static func int64(_ value: Any) -> Int64? {
