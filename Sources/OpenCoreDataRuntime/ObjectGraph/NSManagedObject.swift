@@ -280,14 +280,18 @@ package enum ManagedObjectList {
     }
     package mutating func insert(_ object: NSManagedObject) {
         switch self {
-        case .unordered(var s): s.insert(object); self = .unordered(s)
-        case .ordered(var a): if !a.contains(where: { $0 === object }) { a.append(object) }; self = .ordered(a)
+        // `self` lets go of the storage first, so the insert does not copy it (O(1), not O(n)).
+        case .unordered(var s): self = .ordered([]); s.insert(object); self = .unordered(s)
+        case .ordered(var a):
+            self = .ordered([])
+            if !a.contains(where: { $0 === object }) { a.append(object) }
+            self = .ordered(a)
         }
     }
     package mutating func remove(_ object: NSManagedObject) {
         switch self {
-        case .unordered(var s): s.remove(object); self = .unordered(s)
-        case .ordered(var a): a.removeAll { $0 === object }; self = .ordered(a)
+        case .unordered(var s): self = .ordered([]); s.remove(object); self = .unordered(s)
+        case .ordered(var a): self = .ordered([]); a.removeAll { $0 === object }; self = .ordered(a)
         }
     }
     /// The value `value(forKey:)` returns: `Set<NSManagedObject>` or `NSOrderedSet`.

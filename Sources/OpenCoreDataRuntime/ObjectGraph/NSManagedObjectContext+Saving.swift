@@ -45,9 +45,7 @@ extension NSManagedObjectContext {
 
         try obtainPermanentIDs(for: insertedNow)
         let persistentUpdates = updatedNow.filter(\.hasPersistentChangedValues)
-        // The sets are built once: the request and the did-save notification share them.
-        let insertedSet = Set(insertedNow), deletedSet = Set(deletedNow)
-        let request = NSSaveChangesRequest(inserted: insertedSet, updated: Set(persistentUpdates), deleted: deletedSet, locked: nil)
+        let request = NSSaveChangesRequest(inserted: insertedNow, updated: persistentUpdates, deleted: deletedNow)
         _ = try coordinator.execute(request, with: self)
 
         // The stores have the changes: commit them in memory.
@@ -71,7 +69,7 @@ extension NSManagedObjectContext {
         deleted.removeAll()
         for object in insertedNow + updatedNow + deletedNow { object.didSave() }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
-            NSInsertedObjectsKey: insertedSet, NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: deletedSet,
+            NSInsertedObjectsKey: Set(insertedNow), NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: Set(deletedNow),
         ])
     }
 

@@ -80,19 +80,19 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
 
     private func executeSave(_ request: NSSaveChangesRequest) throws {
         var staged = rows
-        for object in request.insertedObjects ?? [] {
+        for object in request.insertedList {
             guard staged[object.objectID] == nil else {
                 throw OpenCoreDataError(.persistentStoreSave, "an object with this ID already exists", entityName: object.entity.name, objectID: object.objectID)
             }
             staged[object.objectID] = Row(values: rowValues(of: object, previous: nil), version: 1)
         }
-        for object in request.updatedObjects ?? [] {
+        for object in request.updatedList {
             guard let row = staged[object.objectID] else {
                 throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object.objectID)
             }
             staged[object.objectID] = Row(values: rowValues(of: object, previous: row.values), version: row.version + 1)
         }
-        for object in request.deletedObjects ?? [] { staged[object.objectID] = nil }
+        for object in request.deletedList { staged[object.objectID] = nil }
         rows = staged
     }
 
