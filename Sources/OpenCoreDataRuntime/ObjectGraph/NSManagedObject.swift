@@ -37,6 +37,8 @@ open class NSManagedObject: NSObject {
     /// `setPrimitiveValue`; the save re-runs `willSave()` on objects whose count moved (see
     /// `NSManagedObjectContext+Lifecycle.swift`).
     package var _notifiedChangeCount = 0
+    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
+    package var _didAwakeFromInsert = false
 
     // MARK: Creating
 

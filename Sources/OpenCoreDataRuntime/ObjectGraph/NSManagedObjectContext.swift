@@ -179,8 +179,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard inserted[key] == nil, object.objectID.isTemporaryID else { return }
         inserted[key] = object
         object._isInserted = true
+        object._isDeleted = false  // an unsaved object deleted and inserted again
         register(object)
-        object.awakeFromInsert()
+        if !object._didAwakeFromInsert { object._didAwakeFromInsert = true; object.awakeFromInsert() }
     }
 
     /// Marks `object` for deletion at the next save (an unsaved inserted object is simply dropped).

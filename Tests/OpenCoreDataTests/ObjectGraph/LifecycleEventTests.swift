@@ -90,6 +90,22 @@ struct LifecycleEventTests {
         #expect(bystander.events.isEmpty)
     }
 
+    @Test func awakeFromInsertRunsOnceInTheObjectsLifetime() throws {
+        let store = try TestStore(NSInMemoryStoreType, model: LifecycleProbe.model())
+        let context = store.newContext()
+        let entity = try #require(store.model.entitiesByName["Probe"])
+        let probe = LifecycleProbe(entity: entity, insertInto: nil)
+        #expect(probe.events.isEmpty, "not inserted yet")
+        context.insert(probe)
+        #expect(probe.events == ["awakeFromInsert"])
+        context.delete(probe)  // never saved: it leaves the context
+        context.insert(probe)
+        #expect(probe.events == ["awakeFromInsert", "prepareForDeletion"])
+        #expect(probe.isInserted && !probe.isDeleted)
+        try context.save()
+        #expect(probe.events == ["awakeFromInsert", "prepareForDeletion", "willSave", "didSave"], "saved as an insert, not a deletion")
+    }
+
     @Test(arguments: storeTypes)
     func awakeFromFetchRunsWhenAFaultFiresWithChangeTrackingOff(storeType: String) throws {
         let store = try TestStore(storeType, model: LifecycleProbe.model())
