@@ -23,11 +23,30 @@ extension NSPropertyDescription {
         let predicates = validationPredicates
         guard !predicates.isEmpty else { return failures }
         let warnings = validationWarnings
-        for (index, predicate) in predicates.enumerated() where !predicate.evaluate(with: value) {
+        for (index, predicate) in predicates.enumerated() where !(Self._evaluateBound(predicate, value) ?? predicate.evaluate(with: value)) {
             let warning = index < warnings.count ? warnings[index] : nil
             failures.append(_failure(predicate, warning: warning))
         }
         return failures
+    }
+
+    /// The answer of a bound (`SELF <= 100`, `length >= 3`: a plain comparison of the value or its
+    /// length with a constant) by the evaluator's own comparison, without walking the expression
+    /// trees; `nil` for any other predicate (and for subclasses), which evaluate as usual.
+    private static func _evaluateBound(_ predicate: NSPredicate, _ value: Any) -> Bool? {
+        guard type(of: predicate) == NSComparisonPredicate.self, let comparison = predicate as? NSComparisonPredicate,
+              comparison.comparisonPredicateModifier == .direct,
+              case .constant(let bound) = comparison.rightExpression._node else { return nil }
+        let lhs: Any?
+        switch comparison.leftExpression._node {
+        case .evaluatedObject:
+            lhs = value
+        case .keyPath(let operand, let path) where path == "length" && (operand == nil || operand?.expressionType == .evaluatedObject):
+            lhs = PredicateKeyPath.step(value, "length")
+        default:
+            return nil
+        }
+        return PredicateEvaluator.test(lhs, comparison.predicateOperatorType, bound, comparison.options)
     }
 
     private func _failure(_ predicate: NSPredicate, warning: Any?) -> ValidationPredicateFailure {

@@ -77,16 +77,46 @@ extension NSManagedObject {
     }
 
     /// The model's verdict on `value` for the property at `slot`.
+    ///
+    /// Runs for every property of every saved object, so the common case (a value of the
+    /// attribute's canonical type, no predicates) costs one concrete cast.
     private func _modelValidationErrors(slot: Int, value rawValue: Any?) -> [OpenCoreDataError] {
         let property = _layout.properties[slot]
-        let key = property.name
         func error(_ code: OpenCoreDataError.Code, _ message: String? = nil, predicate: NSPredicate? = nil) -> OpenCoreDataError {
-            OpenCoreDataError(code, message ?? property._defaultMessage(for: code), object: self, key: key, value: rawValue, predicate: predicate)
+            OpenCoreDataError(code, message ?? property._defaultMessage(for: code), object: self, key: property.name,
+                              value: rawValue, predicate: predicate)
         }
-        let unwrapped = ValueConversion.unwrap(rawValue)
-        let value = unwrapped is NSNull ? nil : unwrapped
+        func isNil(_ value: Any?) -> Bool {
+            guard let value = ValueConversion.unwrap(value) else { return true }
+            return value is NSNull
+        }
 
-        if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+        if let type = _layout.attributeTypes[slot] {
+            // Transformable, composite and untyped attributes hold values of any type.
+            let isTyped = type != .transformableAttributeType && type != .compositeAttributeType
+                && type != .undefinedAttributeType && type != .objectIDAttributeType
+            let value: Any
+            if isTyped {
+                guard let canonical = ValueConversion.canonicalize(rawValue, for: type) else {
+                    if isNil(rawValue) { return property.isOptional || property.isTransient ? [] : [error(.validationMissingMandatoryProperty)] }
+                    let typeName = ValueConversion.unwrap(rawValue).map { "\(Swift.type(of: $0))" } ?? "nil"
+                    return [error(.managedObjectValidation, "\(property.name): a value of type \(typeName) does not fit a \(type) attribute")]
+                }
+                value = canonical
+            } else {
+                guard !isNil(rawValue), let unwrapped = ValueConversion.unwrap(rawValue) else {
+                    return property.isOptional || property.isTransient ? [] : [error(.validationMissingMandatoryProperty)]
+                }
+                value = unwrapped
+            }
+            return property._failedValidationPredicates(for: value).map { failure in
+                error(failure.code, failure.message, predicate: failure.predicate)
+            }
+        }
+
+        guard let relationship = _layout.relationships[slot] else { return [] }
+        let value = isNil(rawValue) ? nil : ValueConversion.unwrap(rawValue)
+        if relationship.isToMany {
             // An optional to-many may be empty; otherwise its count lies within minCount...maxCount
             // (maxCount 0: no limit).
             let count = value.flatMap(PredicateValues.elements)?.count ?? 0
@@ -94,26 +124,21 @@ extension NSManagedObject {
             let minimum = relationship.isOptional ? relationship.minCount : max(relationship.minCount, 1)
             if count < minimum {
                 return [error(.validationRelationshipLacksMinimumCount,
-                              "\(key) holds \(count) objects, fewer than its minimum of \(minimum)")]
+                              "\(relationship.name) holds \(count) objects, fewer than its minimum of \(minimum)")]
             }
             if relationship.maxCount > 1, count > relationship.maxCount {
                 return [error(.validationRelationshipExceedsMaximumCount,
-                              "\(key) holds \(count) objects, more than its maximum of \(relationship.maxCount)")]
+                              "\(relationship.name) holds \(count) objects, more than its maximum of \(relationship.maxCount)")]
             }
             return []
         }
-
         guard let value else {
-            return property.isOptional || property.isTransient ? [] : [error(.validationMissingMandatoryProperty)]
+            return relationship.isOptional || relationship.isTransient ? [] : [error(.validationMissingMandatoryProperty)]
         }
-        if let type = _layout.attributeTypes[slot], !ValueConversion.isAcceptable(value, for: type) {
-            return [error(.managedObjectValidation, "\(key): a value of type \(Swift.type(of: value)) does not fit a \(type) attribute")]
+        guard value is NSManagedObject || value is NSManagedObjectID else {
+            return [error(.managedObjectValidation, "\(relationship.name): a value of type \(Swift.type(of: value)) is not a managed object")]
         }
-        if property is NSRelationshipDescription, !(value is NSManagedObject || value is NSManagedObjectID) {
-            return [error(.managedObjectValidation, "\(key): a value of type \(Swift.type(of: value)) is not a managed object")]
-        }
-        let canonical = _layout.attributeTypes[slot].flatMap { ValueConversion.canonicalize(value, for: $0) } ?? value
-        return property._failedValidationPredicates(for: canonical).map { failure in
+        return relationship._failedValidationPredicates(for: value).map { failure in
             error(failure.code, failure.message, predicate: failure.predicate)
         }
     }
