@@ -15,6 +15,8 @@ final class LifecycleProbe: NSManagedObject {
     var onWillSave: ((LifecycleProbe) -> Void)?
     /// What `awakeFromFetch()` does besides recording the call.
     var onAwakeFromFetch: ((LifecycleProbe) -> Void)?
+    /// What `didSave()` does besides recording the call.
+    var onDidSave: ((LifecycleProbe) -> Void)?
 
     override func awakeFromInsert() { super.awakeFromInsert(); events.append("awakeFromInsert") }
     override func awakeFromFetch() { super.awakeFromFetch(); events.append("awakeFromFetch"); onAwakeFromFetch?(self) }
@@ -28,14 +30,14 @@ final class LifecycleProbe: NSManagedObject {
         events.append(isDeleted ? "willSave(deleted)" : "willSave")
         onWillSave?(self)
     }
-    override func didSave() { super.didSave(); events.append(isDeleted ? "didSave(deleted)" : "didSave") }
+    override func didSave() { super.didSave(); events.append(isDeleted ? "didSave(deleted)" : "didSave"); onDidSave?(self) }
     override func prepareForDeletion() { super.prepareForDeletion(); events.append("prepareForDeletion") }
     override func willTurnIntoFault() { super.willTurnIntoFault(); events.append("willTurnIntoFault") }
     override func didTurnIntoFault() { super.didTurnIntoFault(); events.append("didTurnIntoFault") }
 
-    static func model() -> NSManagedObjectModel {
+    static func model(requiringName: Bool = false) -> NSManagedObjectModel {
         let entity = NSEntityDescription(name: "Probe", properties: [
-            NSAttributeDescription(name: "name", type: .stringAttributeType),
+            NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: !requiringName),
             NSAttributeDescription(name: "stamp", type: .dateAttributeType),
             NSAttributeDescription(name: "saves", type: .integer64AttributeType, isOptional: false, defaultValue: 0),
         ])
@@ -234,6 +236,30 @@ struct LifecycleEventTests {
         probe.onWillSave = nil
         try context.save()
         #expect(try fetchProbe(named: "q", in: store.newContext()).name == "q")
+    }
+
+    @Test(arguments: storeTypes)
+    func validationRunsAfterWillSaveAndDidSaveChangesLeaveTheContextDirty(storeType: String) throws {
+        let store = try TestStore(storeType, model: LifecycleProbe.model(requiringName: true))
+        let context = store.newContext()
+        let probe = LifecycleProbe(context: context)
+        // The required name is filled in by willSave: validation sees it (Apple validates after willSave).
+        probe.onWillSave = { if $0.primitiveValue(forKey: "name") == nil { $0.setPrimitiveValue("filled", forKey: "name") } }
+        try context.save()
+        #expect(try fetchProbe(named: "filled", in: store.newContext()).name == "filled")
+
+        // Apple: changes made in didSave through accessors dirty the context for the next save.
+        probe.onWillSave = nil
+        probe.onDidSave = { object in
+            object.onDidSave = nil
+            object.saves = 7
+        }
+        probe.name = "renamed"
+        try context.save()
+        #expect(context.hasChanges && probe.isUpdated, "the change made in didSave is pending")
+        #expect(try fetchProbe(named: "renamed", in: store.newContext()).saves == 0)
+        try context.save()
+        #expect(try fetchProbe(named: "renamed", in: store.newContext()).saves == 7)
     }
 
     @Test(arguments: storeTypes)
