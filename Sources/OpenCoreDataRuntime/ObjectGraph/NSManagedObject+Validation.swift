@@ -20,9 +20,23 @@ extension NSManagedObject {
     /// (numeric, string-length and date bounds, regular expressions, custom predicates) and the
     /// count bounds of to-many relationships. Several failures are grouped as
     /// `validationMultipleErrors`. An unknown key has no rules.
-    package func _validateValue(_ value: Any?, forKey key: String) throws {
+    ///
+    /// As Apple's default does, a valid value is also coerced to the property's type: an `Int`
+    /// for an Integer 16 attribute comes back as `Int16`.
+    package func _validateValue(_ value: inout Any?, forKey key: String) throws {
         guard let slot = _layout.indexByName[key] else { return }
         if let error = OpenCoreDataError.grouping(_modelValidationErrors(slot: slot, value: value)) { throw error }
+        if let type = _layout.attributeTypes[slot], Self._holdsOneType(type),
+           let canonical = ValueConversion.canonicalize(value, for: type) {
+            value = canonical
+        }
+    }
+
+    /// Whether values of an attribute type have one canonical Swift type (transformable,
+    /// composite and untyped attributes hold values of any type).
+    private static func _holdsOneType(_ type: NSAttributeType) -> Bool {
+        type != .transformableAttributeType && type != .compositeAttributeType
+            && type != .undefinedAttributeType && type != .objectIDAttributeType
     }
 
     /// The default `validateForInsert()`/`validateForUpdate()`: `validateValue(_:forKey:)` (with any
@@ -92,11 +106,8 @@ extension NSManagedObject {
         }
 
         if let type = _layout.attributeTypes[slot] {
-            // Transformable, composite and untyped attributes hold values of any type.
-            let isTyped = type != .transformableAttributeType && type != .compositeAttributeType
-                && type != .undefinedAttributeType && type != .objectIDAttributeType
             let value: Any
-            if isTyped {
+            if Self._holdsOneType(type) {
                 guard let canonical = ValueConversion.canonicalize(rawValue, for: type) else {
                     if isNil(rawValue) { return property.isOptional || property.isTransient ? [] : [error(.validationMissingMandatoryProperty)] }
                     let typeName = ValueConversion.unwrap(rawValue).map { "\(Swift.type(of: $0))" } ?? "nil"

@@ -210,8 +210,9 @@ open class NSManagedObject: NSObject {
     /// Related Core Data documentation: [validateForDelete()](https://developer.apple.com/documentation/coredata/nsmanagedobject/validatefordelete())
     open func validateForDelete() throws { try _validateForDelete() }
     /// Validates `value` for the property `key`: the model's rules (required, bounds, regular
-    /// expression, validation predicates, value type). Override it, switch on `key` and call
-    /// `super`, to write what Apple calls `validate<Key>(_:)`.
+    /// expression, validation predicates, value type), and coerces a valid value to the
+    /// property's type. Override it, switch on `key` and call `super`, to write what Apple calls
+    /// `validate<Key>(_:)`.
     ///
     /// - Note: Linux: Apple passes an `AutoreleasingUnsafeMutablePointer<AnyObject?>` and finds
     ///   `validate<Key>:error:` methods by Objective-C selector; here the value is `inout Any?`
@@ -219,7 +220,7 @@ open class NSManagedObject: NSObject {
     ///   rules go in an override of this method.
     ///
     /// Related Core Data documentation: [validateValue(_:forKey:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/validatevalue(_:forkey:))
-    open func validateValue(_ value: inout Any?, forKey key: String) throws { try _validateValue(value, forKey: key) }
+    open func validateValue(_ value: inout Any?, forKey key: String) throws { try _validateValue(&value, forKey: key) }
 
     // MARK: Access and change hooks
 

@@ -190,6 +190,9 @@ struct ValidationTests {
         try gauge.validateValue(&anything, forKey: "noSuchKey")  // an unknown key has no rules
         var optionalNil: Any? = nil
         try gauge.validateValue(&optionalNil, forKey: "level")
+        var coerced: Any? = 42  // an Int for an Integer 16 attribute comes back as Int16
+        try gauge.validateValue(&coerced, forKey: "level")
+        #expect(coerced as? Int16 == 42)
     }
 
     // MARK: Xcode model files
