@@ -4,34 +4,6 @@ import OpenCoreDataTestSupport
 @testable import OpenCoreDataRuntime
 import Testing
 
-/// What a store holds, to check that a failed save wrote nothing: the SQLite file and its WAL byte
-/// for byte, and every row of every entity as a fresh context reads it (both stores).
-struct StoreFingerprint: Equatable {
-    let bytes: [Data]
-    let rows: [String]
-
-    init(_ store: TestStore) throws {
-        var bytes: [Data] = []
-        if let url = store.url {
-            bytes.append(try Data(contentsOf: url))
-            let wal = URL(fileURLWithPath: url.path + "-wal")
-            if FileManager.default.fileExists(atPath: wal.path) { bytes.append(try Data(contentsOf: wal)) }
-        }
-        self.bytes = bytes
-        let reader = store.newContext()
-        var rows: [String] = []
-        for entity in store.model.entities where !entity.isAbstract {
-            let request = NSFetchRequest<NSManagedObject>(entityName: entity.name!)
-            request.includesSubentities = false
-            for object in try reader.fetch(request) {
-                let keys = entity.attributesByName.keys.sorted()
-                rows.append("\(entity.name!) " + keys.map { "\($0)=\(object.value(forKey: $0) ?? "nil")" }.joined(separator: " "))
-            }
-        }
-        self.rows = rows.sorted()
-    }
-}
-
 /// Model-level validation at save (required values, numeric, string-length and date bounds,
 /// regular expressions, validation predicates with warnings), the code-level override points, and
 /// the errors they produce, on every store.
