@@ -127,6 +127,8 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
     public var detailedErrors: [OpenCoreDataError]
     /// An underlying error (`NSUnderlyingErrorKey`).
     public var underlyingError: (any Error & Sendable)?
+    /// The object, value and predicate of a validation error (see `OpenCoreDataError+Validation.swift`).
+    package var _validation: ValidationErrorDetails?
 
     public init(
         _ code: Code, _ message: String, entityName: String? = nil, key: String? = nil,
@@ -158,6 +160,7 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
         if let sqliteCode { info[NSSQLiteErrorDomain] = Int(sqliteCode) }
         if !detailedErrors.isEmpty { info[NSDetailedErrorsKey] = detailedErrors.map { $0 as NSError } }
         if let underlyingError { info[NSUnderlyingErrorKey] = underlyingError as NSError }
+        if let _validation { _validation.addUserInfo(to: &info) }
         return info
     }
 
@@ -184,6 +187,8 @@ public let NSValidationKeyErrorKey = "NSValidationErrorKey"
 public let NSValidationObjectErrorKey = "NSValidationErrorObject"
 /// Related Core Data documentation: [NSValidationValueErrorKey](https://developer.apple.com/documentation/coredata/nsvalidationvalueerrorkey)
 public let NSValidationValueErrorKey = "NSValidationErrorValue"
+/// Related Core Data documentation: [NSValidationPredicateErrorKey](https://developer.apple.com/documentation/coredata/nsvalidationpredicateerrorkey)
+public let NSValidationPredicateErrorKey = "NSValidationErrorPredicate"
 /// Related Core Data documentation: [NSAffectedStoresErrorKey](https://developer.apple.com/documentation/coredata/nsaffectedstoreserrorkey)
 public let NSAffectedStoresErrorKey = "NSAffectedStoresErrorKey"
 /// Related Core Data documentation: [NSAffectedObjectsErrorKey](https://developer.apple.com/documentation/coredata/nsaffectedobjectserrorkey)

@@ -194,6 +194,7 @@ struct XcodeModelBuilder {
         extras.usesScalarValueType = element["usesScalarValueType"].map { $0 == "YES" }
         extras.compositeName = element["composite"]
         attribute._xcodeModelExtras = extras
+        attribute._setValidationPredicates(fromXcode: extras)
         return attribute
     }
 

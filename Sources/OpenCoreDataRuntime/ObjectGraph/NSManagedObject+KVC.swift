@@ -94,9 +94,9 @@ extension NSManagedObject {
         guard let slot = _layout.indexByName[key] else { return }
         if _isFault { _fireFault() }
         if let type = _layout.attributeTypes[slot] {
-            _storeValue(ValueConversion.canonicalize(value, for: type), slot: slot)
+            _storeValue(ValueConversion.canonicalize(value, for: type), slot: slot, notifying: false)
         } else if let relationship = _layout.relationships[slot] {
-            _storeValue(Self._relationshipStorage(value, relationship), slot: slot)
+            _storeValue(Self._relationshipStorage(value, relationship), slot: slot, notifying: false)
         }
     }
 
@@ -129,13 +129,15 @@ extension NSManagedObject {
         }
     }
 
-    /// Writes a canonical value into a slot and records the change.
-    package func _storeValue(_ value: Any?, slot: Int) {
+    /// Writes a canonical value into a slot and records the change (`notifying: false` for
+    /// primitive writes, which `willSave()` processing does not see as a new change).
+    package func _storeValue(_ value: Any?, slot: Int, notifying: Bool = true) {
         _values[slot] = value
-        _noteChange(slot: slot)
+        _noteChange(slot: slot, notifying: notifying)
     }
 
-    package func _noteChange(slot: Int) {
+    package func _noteChange(slot: Int, notifying: Bool = true) {
+        if notifying { _notifiedChangeCount &+= 1 }
         _changedSlots.insert(slot)
         if !_isInserted, !_isDeleted { _context?._objectDidChange(self) }
     }

@@ -179,8 +179,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard inserted[key] == nil, object.objectID.isTemporaryID else { return }
         inserted[key] = object
         object._isInserted = true
+        object._isDeleted = false  // an unsaved object deleted and inserted again
         register(object)
-        object.awakeFromInsert()
+        if !object._didAwakeFromInsert { object._didAwakeFromInsert = true; object.awakeFromInsert() }
     }
 
     /// Marks `object` for deletion at the next save (an unsaved inserted object is simply dropped).
@@ -260,7 +261,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._isInserted = false
             object._context = nil
         }
-        for object in Array(changed.values) + Array(deleted.values) {
+        let restored = Array(changed.values) + Array(deleted.values)
+        for object in restored {
             object._isDeleted = false
             object._changedSlots.removeAll()
             if let snapshot = object._snapshot, !object._isFault { object._values = snapshot }
@@ -268,6 +270,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         inserted.removeAll()
         changed.removeAll()
         deleted.removeAll()
+        for object in restored where !object._isFault { object.awake(fromSnapshotEvents: .rollback) }
     }
 
     /// Forgets every object; the objects the context held become unusable.
@@ -277,6 +280,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for entry in registry.values {
             guard let object = entry.object else { continue }
             object._context = nil
+            object._turnIntoFaultForReset()
         }
         registry.removeAll()
         inserted.removeAll()
@@ -308,6 +312,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._values = values
             object._snapshot = node.slotValues
             object._version = Int64(node.version)
+            object.awake(fromSnapshotEvents: .refresh)
             return
         }
         changed[ObjectIdentifier(object)] = nil
