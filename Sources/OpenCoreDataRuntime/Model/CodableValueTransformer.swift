@@ -16,7 +16,7 @@ import Foundation
 ///   `ValueTransformer` subclass). JSON keys are sorted, so equal values store equal bytes.
 ///
 /// Related Core Data documentation: [ValueTransformer](https://developer.apple.com/documentation/foundation/valuetransformer)
-public final class CodableValueTransformer<Value: Codable>: ValueTransformer, @unchecked Sendable {
+public final class CodableValueTransformer<Value: Codable>: ValueTransformer {
     public override init() { super.init() }
 
     /// Registers a new transformer for `Value` under `name` (see ``ValueTransformer/setValueTransformer(_:forName:)``).

@@ -18,7 +18,7 @@ import Foundation
 ///   Swift values; a class of your own must be an `NSObject` conforming to `NSSecureCoding`.
 ///
 /// Related Core Data documentation: [NSSecureUnarchiveFromDataTransformer](https://developer.apple.com/documentation/foundation/nssecureunarchivefromdatatransformer)
-open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, @unchecked Sendable {
+open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
     /// The classes the transformer unarchives: Foundation's property-list and value classes.
     ///
     /// Related Core Data documentation: [allowedTopLevelClasses](https://developer.apple.com/documentation/foundation/nssecureunarchivefromdatatransformer/allowedtoplevelclasses)

@@ -70,11 +70,11 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
 ///   API. `init?(forName:)` cannot hand back the registered instance itself in Swift: it returns a
 ///   transformer that forwards every call to it (so `as? ColorTransformer` on its result fails).
 ///
-/// `@unchecked Sendable` invariant: registered transformers are shared by every thread, as on Apple;
-/// a transformer keeps no mutable state (a forwarding transformer's target is set once, in `init`).
+/// Not `Sendable`, as on Apple; but the registry hands the same instance to every thread that asks,
+/// as Apple's does, so a registered transformer should keep no mutable state.
 ///
 /// Related Core Data documentation: [ValueTransformer](https://developer.apple.com/documentation/foundation/valuetransformer)
-open class ValueTransformer: NSObject, @unchecked Sendable {
+open class ValueTransformer: NSObject {
     private let forwardTarget: ValueTransformer?
 
     /// Creates a transformer.
@@ -162,7 +162,7 @@ open class ValueTransformer: NSObject, @unchecked Sendable {
 }
 
 /// `NSNegateBoolean`: `true` ↔ `false` (both directions).
-private final class NegateBooleanTransformer: ValueTransformer, @unchecked Sendable {
+private final class NegateBooleanTransformer: ValueTransformer {
     override class func transformedValueClass() -> AnyClass { NSNumber.self }
     override func transformedValue(_ value: Any?) -> Any? {
         guard let value = ValueConversion.unwrap(value), let number = ValueConversion.int64(value) else { return nil }
@@ -171,7 +171,7 @@ private final class NegateBooleanTransformer: ValueTransformer, @unchecked Senda
 }
 
 /// `NSIsNil` / `NSIsNotNil`: whether the value is nil (one way only).
-private final class IsNilTransformer: ValueTransformer, @unchecked Sendable {
+private final class IsNilTransformer: ValueTransformer {
     private let negated: Bool
     init(negated: Bool) {
         self.negated = negated

@@ -35,6 +35,7 @@ extension NSManagedObjectContext {
         guard hasChanges else { return }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        try _updateDerivedAttributes()
 
         let insertedNow = Array(inserted.values)
         let updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
@@ -43,6 +44,7 @@ extension NSManagedObjectContext {
         try validate(insertedNow + updatedNow, deleted: deletedNow)
         for object in insertedNow + updatedNow + deletedNow { object.willSave() }
 
+        try TransformableValues.checkStorable(insertedNow + updatedNow)  // before anything is written
         try obtainPermanentIDs(for: insertedNow)
         let persistentUpdates = updatedNow.filter(\.hasPersistentChangedValues)
         let request = NSSaveChangesRequest(inserted: Set(insertedNow), updated: Set(persistentUpdates), deleted: Set(deletedNow), locked: nil)
