@@ -26,6 +26,8 @@ package struct DerivationExpression: Sendable {
     package let relationshipNames: [String]
     /// The attribute read at the end of the path (nil for `@count` and `now()`).
     package let attributeName: String?
+    /// The aggregate operator at the end of a to-many key path (`@count`, `@sum`, ...), if any.
+    package let aggregate: String?
     /// Whether the value is the time of the save (`now()`).
     package var isNow: Bool { keyPath == nil }
     /// The property of the entity itself whose change makes the value stale: the first relationship,
@@ -50,8 +52,9 @@ package struct DerivationExpression: Sendable {
         case .keyPath:
             let path = try Self.checkedPath(expression.keyPath, from: entity, allowToMany: true, unsupported)
             (keyPath, function, relationshipNames, attributeName) = (path.keyPath, nil, path.relationships, path.attribute)
+            aggregate = path.aggregate
         case .function where expression.function == "now" && (expression.arguments ?? []).isEmpty:
-            (keyPath, function, relationshipNames, attributeName) = (nil, nil, [], nil)
+            (keyPath, function, relationshipNames, attributeName, aggregate) = (nil, nil, [], nil, nil)
         case .function:
             guard let function = Function(rawValue: expression.function) else {
                 throw unsupported("\(expression.function) is not a function derived attributes support (now, canonical:, lowercase:, uppercase:)")
@@ -64,17 +67,51 @@ package struct DerivationExpression: Sendable {
                   Self.attribute(attribute, at: path.relationships, from: entity)?.attributeType == .stringAttributeType
             else { throw unsupported("\(function.rawValue) needs a string attribute") }
             (keyPath, self.function, relationshipNames, attributeName) = (path.keyPath, function, path.relationships, attribute)
+            aggregate = nil
         default:
             throw unsupported("derived attributes take a key path or one of the functions now, canonical:, lowercase:, uppercase:")
         }
     }
 
-    /// The value for `object` now, as the attribute stores it.
+
+    /// The value for `object` now, as the attribute stores it. Reads slots directly (no key-value
+    /// coding); objects deleted in the pending save do not count in aggregates.
     package func value(for object: NSManagedObject, type: NSAttributeType) -> Any? {
-        guard let keyPath else { return ValueConversion.canonicalize(Date(), for: type) }
-        var value = PredicateKeyPath.value(of: object, keyPath: keyPath)
+        guard keyPath != nil else { return ValueConversion.canonicalize(Date(), for: type) }
+        var current: NSManagedObject? = object
+        for name in aggregate == nil ? relationshipNames[...] : relationshipNames.dropLast() {
+            current = current.flatMap { Self.toOne($0, name) }
+        }
+        var value: Any?
+        if let aggregate, let owner = current, let toMany = relationshipNames.last {
+            let members = Self.toMany(owner, toMany).filter { !$0._isDeleted }
+            if aggregate == "@count" {
+                value = members.count
+            } else if let attributeName {
+                let values = members.compactMap { Self.attribute($0, attributeName) }
+                let function = ["@sum": "sum:", "@avg": "average:", "@min": "min:", "@max": "max:"][aggregate] ?? "sum:"
+                value = PredicateFunctions.call(function, [values])
+            }
+        } else if let attributeName {
+            value = current.flatMap { Self.attribute($0, attributeName) }
+        }
         if let function { value = PredicateFunctions.call(function.rawValue, [value]) }
         return ValueConversion.canonicalize(value, for: type)
+    }
+
+    private static func toOne(_ object: NSManagedObject, _ name: String) -> NSManagedObject? {
+        guard let slot = object._layout.indexByName[name], object._layout.relationships[slot] != nil else { return nil }
+        return object._toOne(slot: slot)
+    }
+
+    private static func toMany(_ object: NSManagedObject, _ name: String) -> [NSManagedObject] {
+        guard let slot = object._layout.indexByName[name], object._layout.relationships[slot] != nil else { return [] }
+        return object._toMany(slot: slot).objects
+    }
+
+    private static func attribute(_ object: NSManagedObject, _ name: String) -> Any? {
+        guard let slot = object._layout.indexByName[name] else { return nil }
+        return object._publicValue(slot: slot)
     }
 
     // MARK: Checking
@@ -83,6 +120,7 @@ package struct DerivationExpression: Sendable {
         var keyPath: String
         var relationships: [String]
         var attribute: String?
+        var aggregate: String? { keyPath.split(separator: ".").last.flatMap { $0.hasPrefix("@") ? String($0) : nil } }
     }
 
     /// Walks `text` from `entity`: to-one relationships, then an attribute; or one to-many

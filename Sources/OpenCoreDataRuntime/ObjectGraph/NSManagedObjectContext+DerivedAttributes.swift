@@ -6,60 +6,46 @@ extension NSManagedObjectContext {
     /// (and `now()` ones); and those of objects whose related objects changed what the expression
     /// reads (an article's `views` for its category's `articles.views.@sum`, a category's `name` for
     /// its articles' `category.name`). Objects whose value changes become updated objects of the save.
-    /// Runs a few rounds so a derived value that reads another derived value settles.
+    /// When a derived value reads another derived value, a few more rounds let them settle.
     package func _updateDerivedAttributes() throws {
-        guard let model = persistentStoreCoordinator?.managedObjectModel else { return }
-        let derivedEntities = model.entities.filter { !$0.layout.derivedSlots.isEmpty }
-        guard !derivedEntities.isEmpty else { return }
-        // Every derived attribute that follows relationships, for finding stale owners.
-        var pathed: [(entity: NSEntityDescription, derivation: DerivationExpression)] = []
-        for entity in derivedEntities {
-            for slot in entity.layout.derivedSlots {
-                let attribute = entity.layout.properties[slot] as! NSDerivedAttributeDescription
-                guard attribute.entity === entity else { continue }  // inherited: listed with its own entity
-                let derivation = try attribute._derivation(in: entity)
-                if !derivation.relationshipNames.isEmpty { pathed.append((entity, derivation)) }
-            }
-        }
-
+        guard let model = persistentStoreCoordinator?.managedObjectModel,
+              let plan = try DerivedAttributePlan(model: model)
+        else { return }
         var pending: [NSManagedObject] = Array(inserted.values) + changed.values.filter { $0.isUpdated } + Array(deleted.values)
         var stamped = Set<ObjectIdentifier>()  // objects whose now() values are set
-        for _ in 0..<4 where !pending.isEmpty {
+        for _ in 0..<(plan.readsDerivedValues ? 4 : 1) where !pending.isEmpty {
             // Objects to recompute, with whether all their derived attributes are due.
             var targets: [ObjectIdentifier: (object: NSManagedObject, all: Bool)] = [:]
-            for object in pending where !object._isDeleted {
+            for object in pending where !object._isDeleted && plan.attributes[ObjectIdentifier(object._layout)] != nil {
                 targets[ObjectIdentifier(object)] = (object, object._isInserted)
             }
-            for object in pending where !object._isFault {
-                for owner in Self.staleOwners(of: object, pathed) where !owner._isDeleted && owner._context === self {
+            for object in pending where !object._isFault && !object._changedSlots.isEmpty {
+                for owner in plan.staleOwners(of: object) where !owner._isDeleted && owner._context === self {
                     targets[ObjectIdentifier(owner)] = (owner, true)
                 }
             }
             var changedNow: [NSManagedObject] = []
-            for (key, target) in targets where !target.object._layout.derivedSlots.isEmpty {
+            for (key, target) in targets {
                 let object = target.object
+                guard let attributes = plan.attributes[ObjectIdentifier(object._layout)] else { continue }
                 if object._isFault { object._fireFault() }
                 var changedAny = false
-                var nowSlots: [(slot: Int, attribute: NSDerivedAttributeDescription)] = []
-                for slot in object._layout.derivedSlots {
-                    let attribute = object._layout.properties[slot] as! NSDerivedAttributeDescription
-                    let derivation = try attribute._derivation(in: attribute.entity ?? object.entity)
-                    if derivation.isNow { nowSlots.append((slot, attribute)); continue }
+                var stamps: [(slot: Int, type: NSAttributeType)] = []
+                for (slot, type, derivation) in attributes {
+                    if derivation.isNow { stamps.append((slot, type)); continue }
                     if !target.all, let local = derivation.localKey, let localSlot = object._layout.indexByName[local],
                        !object._changedSlots.contains(localSlot) {
                         continue
                     }
-                    let value = derivation.value(for: object, type: attribute.attributeType)
+                    let value = derivation.value(for: object, type: type)
                     if PredicateValues.equal(value, object._values[slot]) { continue }
                     object._storeValue(value, slot: slot)
                     changedAny = true
                 }
                 // `now()`: once per save, for objects the save writes.
-                if !nowSlots.isEmpty, !stamped.contains(key), object.hasChanges {
+                if !stamps.isEmpty, !stamped.contains(key), object.hasChanges {
                     let now = Date()
-                    for (slot, attribute) in nowSlots {
-                        object._storeValue(ValueConversion.canonicalize(now, for: attribute.attributeType), slot: slot)
-                    }
+                    for (slot, type) in stamps { object._storeValue(ValueConversion.canonicalize(now, for: type), slot: slot) }
                     stamped.insert(key)
                     changedAny = true
                 }
@@ -68,39 +54,75 @@ extension NSManagedObjectContext {
             pending = changedNow
         }
     }
+}
 
-    /// The objects whose derived attributes read a value `object` changed, found by walking the
-    /// expression's relationships back through their inverses.
-    private static func staleOwners(
-        of object: NSManagedObject, _ pathed: [(entity: NSEntityDescription, derivation: DerivationExpression)]
-    ) -> [NSManagedObject] {
+/// What one save needs to know about a model's derived attributes, worked out once per save.
+private struct DerivedAttributePlan {
+    /// One relationship step of a derived attribute's key path, seen from its destination: an object
+    /// of `destination` whose `readSlot`-named property changed makes the owners found by walking
+    /// `inverses` (nearest first) stale.
+    struct Watch {
+        var destination: NSEntityDescription
+        var read: String
+        var inverses: [NSRelationshipDescription]
+        var owner: NSEntityDescription
+    }
+
+    /// The derived attributes of each entity layout: slot, type, checked expression.
+    var attributes: [ObjectIdentifier: [(slot: Int, type: NSAttributeType, derivation: DerivationExpression)]] = [:]
+    var watches: [Watch] = []
+    /// Whether some derived attribute reads another one (then values need more than one round).
+    var readsDerivedValues = false
+
+    /// Nil when the model has no derived attributes (the common case costs one pass over entities).
+    init?(model: NSManagedObjectModel) throws {
+        var derivedNames = Set<String>()
+        var reads = Set<String>()
+        for entity in model.entities {
+            let layout = entity.layout
+            guard !layout.derivedSlots.isEmpty else { continue }
+            var list: [(slot: Int, type: NSAttributeType, derivation: DerivationExpression)] = []
+            for slot in layout.derivedSlots {
+                let attribute = layout.properties[slot] as! NSDerivedAttributeDescription
+                let derivation = try attribute._derivation(in: attribute.entity ?? entity)
+                list.append((slot, attribute.attributeType, derivation))
+                derivedNames.insert(attribute.name)
+                if let attributeName = derivation.attributeName { reads.insert(attributeName) }
+                // Watches are made once, from the entity that declares the attribute.
+                guard attribute.entity == nil || attribute.entity === entity else { continue }
+                var source = entity
+                var relationships: [NSRelationshipDescription] = []
+                for name in derivation.relationshipNames {
+                    guard let relationship = source.relationshipsByName[name], let destination = relationship.destinationEntity else { break }
+                    relationships.append(relationship)
+                    source = destination
+                }
+                guard relationships.count == derivation.relationshipNames.count else { continue }
+                for depth in relationships.indices {
+                    let read = depth + 1 < relationships.count ? relationships[depth + 1].name : derivation.attributeName
+                    guard let read, let destination = relationships[depth].destinationEntity else { continue }
+                    // Without an inverse at every step the owners cannot be found from here.
+                    let inverses = relationships[...depth].reversed().compactMap(\.inverseRelationship)
+                    guard inverses.count == depth + 1 else { continue }
+                    watches.append(Watch(destination: destination, read: read, inverses: inverses, owner: entity))
+                }
+            }
+            attributes[ObjectIdentifier(layout)] = list
+        }
+        guard !attributes.isEmpty else { return nil }
+        readsDerivedValues = !reads.isDisjoint(with: derivedNames)
+    }
+
+    /// The objects whose derived attributes read a value `object` changed.
+    func staleOwners(of object: NSManagedObject) -> [NSManagedObject] {
         var owners: [NSManagedObject] = []
         let layout = object._layout
-        let changedNames = Set(object._changedSlots.map { layout.properties[$0].name })
-        guard !changedNames.isEmpty else { return [] }
-        for (entity, derivation) in pathed {
-            var source = entity
-            var sources: [NSEntityDescription] = []  // the entity each relationship leaves from
-            var relationships: [NSRelationshipDescription] = []
-            for name in derivation.relationshipNames {
-                guard let relationship = source.relationshipsByName[name], let destination = relationship.destinationEntity else { break }
-                sources.append(source)
-                relationships.append(relationship)
-                source = destination
-            }
-            guard relationships.count == derivation.relationshipNames.count else { continue }
-            for depth in relationships.indices {
-                guard let destination = relationships[depth].destinationEntity, object.entity.isKindOf(entity: destination) else { continue }
-                // What the expression reads from objects at this depth.
-                let read = depth + 1 < relationships.count ? relationships[depth + 1].name : derivation.attributeName
-                guard let read, changedNames.contains(read) else { continue }
-                var level = [object]
-                for step in stride(from: depth, through: 0, by: -1) {
-                    guard let inverse = relationships[step].inverseRelationship else { level = []; break }
-                    level = level.flatMap { related(of: $0, through: inverse) }
-                }
-                owners += level.filter { $0.entity.isKindOf(entity: entity) }
-            }
+        for watch in watches {
+            guard let slot = layout.indexByName[watch.read], object._changedSlots.contains(slot),
+                  object.entity.isKindOf(entity: watch.destination) else { continue }
+            var level = [object]
+            for inverse in watch.inverses { level = level.flatMap { Self.related(of: $0, through: inverse) } }
+            owners += level.filter { $0.entity.isKindOf(entity: watch.owner) }
         }
         return owners
     }
