@@ -261,6 +261,32 @@ struct DerivedAttributeTests {
     }
 
     @Test(arguments: storeTypes)
+    func derivedValueThatReadsAnotherDerivedValueSettles(storeType: String) throws {
+        // Article.siblings = category.articlesCount: the category's count changes in the same save.
+        let siblings = Self.derived("siblings", .integer64AttributeType, NSExpression(forKeyPath: "category.articlesCount"))
+        let store = try TestStore(storeType, model: Self.model(extra: [siblings]))
+        let context = store.newContext()
+        let swift = Category(context: context)
+        swift.name = "Swift"
+        var articles: [Article] = []
+        for name in ["A", "B", "C"] {
+            let article = Article(context: context)
+            article.name = name
+            article.category = swift
+            articles.append(article)
+        }
+        try context.save()
+        #expect(articles.map { $0.value(forKey: "siblings") as? Int64 } == [3, 3, 3])
+        let more = Article(context: context)
+        more.name = "D"
+        more.category = swift
+        try context.save()
+        #expect((articles + [more]).map { $0.value(forKey: "siblings") as? Int64 } == [4, 4, 4, 4])
+        let stored = try fetch(Article.self, "Article", NSPredicate(format: "siblings == 4"), in: store.newContext())
+        #expect(stored.count == 4)
+    }
+
+    @Test(arguments: storeTypes)
     func refreshReadsTheSavedValue(storeType: String) throws {
         let store = try TestStore(storeType, model: Self.model())
         let writer = store.newContext()
