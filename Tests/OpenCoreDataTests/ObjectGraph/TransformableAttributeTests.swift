@@ -156,6 +156,12 @@ struct TransformableAttributeTests {
         let color = try #require(again.value(forKey: "color") as? RGBAColor)
         #expect(color == RGBAColor.systemBlue)
         #expect(color !== article.value(forKey: "color") as? RGBAColor, "each fetch reads its own copy back")
+        // A predicate on the attribute compares values, not stored bytes (in memory on both stores).
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Article")
+        request.predicate = NSPredicate(format: "color == %@", RGBAColor.systemBlue)
+        #expect(try reader.fetch(request).count == 1)
+        request.predicate = NSPredicate(format: "color == %@", RGBAColor(red: 1, green: 0, blue: 0, alpha: 1))
+        #expect(try reader.fetch(request).isEmpty)
     }
 
     @Test(arguments: storeTypes)
