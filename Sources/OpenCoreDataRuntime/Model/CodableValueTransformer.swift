@@ -17,6 +17,8 @@ import Foundation
 ///
 /// Related Core Data documentation: [ValueTransformer](https://developer.apple.com/documentation/foundation/valuetransformer)
 public final class CodableValueTransformer<Value: Codable>: ValueTransformer {
+    /// A transformer for `Value`; register it with ``register(forName:)`` or
+    /// ``ValueTransformer/setValueTransformer(_:forName:)``.
     public override init() { super.init() }
 
     /// Registers a new transformer for `Value` under `name` (see ``ValueTransformer/setValueTransformer(_:forName:)``).
@@ -24,7 +26,9 @@ public final class CodableValueTransformer<Value: Codable>: ValueTransformer {
         ValueTransformer.setValueTransformer(CodableValueTransformer<Value>(), forName: name)
     }
 
+    /// `NSData`: values become JSON data.
     public override class func transformedValueClass() -> AnyClass { NSData.self }
+    /// `true`: JSON data decodes back to `Value`.
     public override class func allowsReverseTransformation() -> Bool { true }
 
     /// The JSON encoding of `value` (a `Value`), or nil if it is not one or does not encode.

@@ -27,7 +27,9 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
          NSURL.self, NSUUID.self, NSNull.self]
     }
 
+    /// `NSObject`: the forward direction produces the unarchived objects.
     open override class func transformedValueClass() -> AnyClass { NSObject.self }
+    /// `true`: the reverse direction archives.
     open override class func allowsReverseTransformation() -> Bool { true }
 
     /// Unarchives `value` (`Data`); nil if it is not data or does not unarchive to an allowed class.

@@ -13,8 +13,13 @@ import Foundation
 ///
 /// Related Core Data documentation: [NSValueTransformerName](https://developer.apple.com/documentation/foundation/nsvaluetransformername)
 public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
+    /// The name as a string.
     public var rawValue: String
+    /// A transformer name from its string.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// A transformer name from its string (`NSValueTransformerName("ColorTransformer")`).
+    ///
+    /// Related Core Data documentation: [init(_:)](https://developer.apple.com/documentation/foundation/nsvaluetransformername/init(_:))
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// The name of ``NSSecureUnarchiveFromDataTransformer``, the default transformer of transformable
