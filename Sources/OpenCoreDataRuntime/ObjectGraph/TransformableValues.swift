@@ -5,7 +5,7 @@ import Foundation
 /// It stands in the object's slot so nothing is lost: reading the attribute through an accessor
 /// gives nil, ``NSManagedObject/checkedValue(forKey:)`` throws ``error``, and a save writes ``data``
 /// back unchanged. A fetch that meets one throws ``error``.
-package struct UndecodableTransformedValue: CustomStringConvertible, @unchecked Sendable {
+package struct UndecodableTransformedValue: CustomStringConvertible, Sendable {
     /// The bytes the store holds.
     package let data: Data
     /// Why they could not be read.
@@ -21,15 +21,17 @@ package struct UndecodableTransformedValue: CustomStringConvertible, @unchecked 
 /// the default when ``NSAttributeDescription/valueTransformerName`` is nil) runs the other way round,
 /// as on Apple.
 package enum TransformableValues {
-    /// The transformer of a transformable attribute, or an error naming the missing transformer.
-    package static func transformer(for attribute: NSAttributeDescription) throws -> ValueTransformer {
+    /// The transformer of a transformable attribute, or an error naming the missing transformer
+    /// (`persistentStoreSave` when `saving`, else `persistentStoreOperation`).
+    package static func transformer(for attribute: NSAttributeDescription, saving: Bool = true) throws -> ValueTransformer {
         let name = attribute.valueTransformerName.map(NSValueTransformerName.init(rawValue:))
             ?? .secureUnarchiveFromDataTransformerName
         guard let transformer = ValueTransformer._registered(forName: name) else {
             throw OpenCoreDataError(
-                .persistentStoreSave,
+                saving ? .persistentStoreSave : .persistentStoreOperation,
                 "no value transformer is registered under the name \"\(name.rawValue)\" (transformable attribute "
-                    + "\(attribute.name)); register one with ValueTransformer.setValueTransformer(_:forName:) before saving",
+                    + "\(attribute.name)); register one with ValueTransformer.setValueTransformer(_:forName:) before "
+                    + (saving ? "saving" : "fetching"),
                 entityName: attribute.entity?.name, key: attribute.name)
         }
         return transformer
@@ -54,26 +56,28 @@ package enum TransformableValues {
     package static func value(fromStored data: Data, attribute: NSAttributeDescription) -> Any {
         let transformer: ValueTransformer
         do {
-            transformer = try self.transformer(for: attribute)
-        } catch var error as OpenCoreDataError {
-            error.code = .persistentStoreOperation
-            error.message = "cannot read transformable attribute \(attribute.name): " + error.message
-                .replacingOccurrences(of: " before saving", with: " before fetching")
-            return UndecodableTransformedValue(data: data, error: error)
+            transformer = try self.transformer(for: attribute, saving: false)
         } catch {
-            return UndecodableTransformedValue(
-                data: data, error: OpenCoreDataError(.persistentStoreOperation, "\(error)", key: attribute.name))
+            return undecodable(data, error as? OpenCoreDataError
+                ?? OpenCoreDataError(.persistentStoreOperation, "\(error)", entityName: attribute.entity?.name, key: attribute.name))
         }
         let output = transformer._unarchivesForward ? transformer.transformedValue(data) : transformer.reverseTransformedValue(data)
         if let output = ValueConversion.unwrap(output), !(output is NSNull) { return output }
-        return UndecodableTransformedValue(
-            data: data,
-            error: OpenCoreDataError(
+        return undecodable(
+            data,
+            OpenCoreDataError(
                 .persistentStoreOperation,
                 "the value transformer \"\(attribute.valueTransformerName ?? NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue)\" "
                     + "could not read the stored value of transformable attribute \(attribute.name) (\(data.count) bytes); "
                     + "the stored bytes are kept unchanged",
                 entityName: attribute.entity?.name, key: attribute.name))
+    }
+
+    /// The stand-in for bytes that do not read back; logged, since a fault that meets them has no
+    /// other way to report it (a fetch also throws the error).
+    private static func undecodable(_ data: Data, _ error: OpenCoreDataError) -> UndecodableTransformedValue {
+        reportMisuse(error.description)
+        return UndecodableTransformedValue(data: data, error: error)
     }
 
     /// Replaces the stored bytes of `layout`'s transformable slots in `values` by their values.
