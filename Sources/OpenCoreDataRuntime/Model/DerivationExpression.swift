@@ -35,6 +35,10 @@ package struct DerivationExpression: Sendable {
     package var localKey: String? { relationshipNames.first ?? attributeName }
 
     private static let aggregates: Set<String> = ["@count", "@sum", "@avg", "@min", "@max"]
+    private static let numericTypes: Set<NSAttributeType> = [
+        .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .decimalAttributeType,
+        .doubleAttributeType, .floatAttributeType,
+    ]
 
     /// Checks `attribute`'s expression against `entity` (the entity that declares it).
     package init(_ attribute: NSDerivedAttributeDescription, in entity: NSEntityDescription) throws {
@@ -72,7 +76,6 @@ package struct DerivationExpression: Sendable {
             throw unsupported("derived attributes take a key path or one of the functions now, canonical:, lowercase:, uppercase:")
         }
     }
-
 
     /// The value for `object` now, as the attribute stores it. Reads slots directly (no key-value
     /// coding); objects deleted in the pending save do not count in aggregates.
@@ -138,6 +141,7 @@ package struct DerivationExpression: Sendable {
         var current = entity
         var relationships: [String] = []
         var attribute: String?
+        var attributeType: NSAttributeType?
         var toMany = false
         for (index, component) in components.enumerated() {
             let isLast = index == components.count - 1
@@ -147,6 +151,9 @@ package struct DerivationExpression: Sendable {
                 }
                 guard toMany else { throw unsupported("\(component) needs a to-many relationship before it") }
                 if component != "@count", attribute == nil { throw unsupported("\(component) needs an attribute to aggregate") }
+                if component == "@sum" || component == "@avg", let attributeType, !Self.numericTypes.contains(attributeType) {
+                    throw unsupported("\(component) needs a numeric attribute; \(attribute!) is not one")
+                }
                 return Path(keyPath: components.joined(separator: "."), relationships: relationships, attribute: attribute)
             }
             guard attribute == nil else { throw unsupported("\(attribute!) is an attribute: the key path cannot go on to \(component)") }
@@ -166,8 +173,9 @@ package struct DerivationExpression: Sendable {
                 }
                 relationships.append(component)
                 current = destination
-            } else if property is NSAttributeDescription {
+            } else if let property = property as? NSAttributeDescription {
                 attribute = component
+                attributeType = property.attributeType
             }
         }
         if toMany { throw unsupported("a to-many key path must end with @count, @sum, @avg, @min or @max") }

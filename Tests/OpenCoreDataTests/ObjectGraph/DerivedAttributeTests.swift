@@ -353,6 +353,7 @@ struct DerivedAttributeTests {
             (NSExpression(forKeyPath: "category.articles"), "to-many"),
             (NSExpression(forKeyPath: "category.articles.name"), "to-many"),
             (NSExpression(forKeyPath: "category.nosuch"), "no property nosuch"),
+            (NSExpression(forKeyPath: "category.articles.name.@sum"), "numeric attribute"),
             (NSExpression(format: "sqrt:(views)"), "sqrt:"),
             (NSExpression(format: "canonical:(views)"), "string attribute"),
             (NSExpression(format: "views + 1"), "add:to: is not a function derived attributes support"),
