@@ -83,6 +83,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw OpenCoreDataError(.persistentStoreInvalidType, "the model has no configuration named \(configuration)")
         }
+        try DerivationExpression.validate(managedObjectModel)  // before any file is created
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
         return try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {

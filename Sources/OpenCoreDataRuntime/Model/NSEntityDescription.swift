@@ -189,6 +189,10 @@ package final class EntityLayout: @unchecked Sendable {
     package let storedAttributeSlots: [Int]
     /// Slots that hold relationships.
     package let relationshipSlots: [Int]
+    /// Slots of stored transformable attributes (their values pass through a value transformer).
+    package let transformableSlots: [Int]
+    /// Slots of derived attributes (read-only; computed at save).
+    package let derivedSlots: [Int]
     /// Slots of stored properties that must have a value at save (required attributes and to-ones).
     package let requiredSlots: [Int]
     /// The values a new object starts with (defaults; empty to-many lists), computed once and shared
@@ -220,6 +224,10 @@ package final class EntityLayout: @unchecked Sendable {
         relationships = props.map { $0 as? NSRelationshipDescription }
         storedAttributeSlots = props.indices.filter { props[$0] is NSAttributeDescription && !props[$0].isTransient }
         relationshipSlots = props.indices.filter { props[$0] is NSRelationshipDescription }
+        transformableSlots = props.indices.filter {
+            !props[$0].isTransient && (props[$0] as? NSAttributeDescription)?.attributeType == .transformableAttributeType
+        }
+        derivedSlots = props.indices.filter { props[$0] is NSDerivedAttributeDescription }
         var initial = ContiguousArray<Any?>(repeating: nil, count: props.count)
         for (slot, property) in props.enumerated() {
             if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {

@@ -31,12 +31,18 @@ extension NSManagedObject {
     /// that is not a property of the entity.
     public func checkedValue(forKey key: String) throws -> Any? {
         guard _layout.indexByName[key] != nil else { throw unknownKeyError(key) }
-        return value(forKey: key)
+        let value = value(forKey: key)
+        if var undecodable = (value as? UndecodableTransformedValue)?.error {
+            undecodable.objectID = objectID
+            throw undecodable
+        }
+        return value
     }
 
     /// Throwing twin of ``setValue(_:forKey:)``: throws for an unknown key or a value of the wrong type.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
         guard let slot = _layout.indexByName[key] else { throw unknownKeyError(key) }
+        if _layout.derivedSlots.contains(slot) { throw derivedAttributeError(key) }
         if let type = _layout.attributeTypes[slot], !ValueConversion.isAcceptable(value, for: type) {
             throw OpenCoreDataError(.managedObjectValidation, "value of type \(Swift.type(of: value!)) does not fit a \(type) attribute",
                                     entityName: entity.name, key: key, objectID: objectID)
@@ -100,6 +106,13 @@ extension NSManagedObject {
         }
     }
 
+    private func derivedAttributeError(_ key: String) -> OpenCoreDataError {
+        OpenCoreDataError(
+            .managedObjectValidation,
+            "\(entity.name ?? "?").\(key) is a derived attribute: it is read-only and computed when the context saves",
+            entityName: entity.name, key: key, objectID: objectID)
+    }
+
     private func unknownKeyError(_ key: String) -> OpenCoreDataError {
         OpenCoreDataError(.unknownKey, "entity \(entity.name ?? "?") has no property \(key)", entityName: entity.name, key: key, objectID: objectID)
     }
@@ -115,7 +128,11 @@ extension NSManagedObject {
     }
 
     /// Sets a slot from a user-facing value: converts attributes, maintains inverses for relationships.
+    /// A derived attribute is read-only: the value is ignored and the misuse logged.
     package func _setPublicValue(_ value: Any?, slot: Int) {
+        if !_layout.derivedSlots.isEmpty, _layout.derivedSlots.contains(slot) {
+            return reportMisuse(derivedAttributeError(_layout.properties[slot].name).message)
+        }
         if _isFault { _fireFault() }
         if let type = _layout.attributeTypes[slot] {
             _storeValue(ValueConversion.canonicalize(value, for: type), slot: slot)

@@ -27,7 +27,8 @@ extension NSManagedObject {
     private final func _ocdSetTyped(_ value: Any?, _ canonical: NSAttributeType, _ key: ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout) else { return setValue(value, forUndefinedKey: key.name) }
         willChangeValue(forKey: key.name)
-        if _layout.attributeTypes[slot] == canonical {
+        // Derived attributes are read-only: `_setPublicValue` refuses them.
+        if _layout.attributeTypes[slot] == canonical, _layout.derivedSlots.isEmpty || !_layout.derivedSlots.contains(slot) {
             if _isFault { _fireFault() }
             _storeValue(value, slot: slot)
         } else {

@@ -38,6 +38,7 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
         try _runWillSave()  // NSManagedObjectContext+Lifecycle.swift
+        try _updateDerivedAttributes()  // after willSave, so what willSave changes is derived from
 
         let insertedNow = Array(inserted.values)
         let updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
@@ -45,6 +46,7 @@ extension NSManagedObjectContext {
 
         try _validateForSave(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
 
+        try TransformableValues.checkStorable(insertedNow + updatedNow)  // before anything is written
         try obtainPermanentIDs(for: insertedNow)
         let persistentUpdates = updatedNow.filter(\.hasPersistentChangedValues)
         let request = NSSaveChangesRequest(inserted: insertedNow, updated: persistentUpdates, deleted: deletedNow)

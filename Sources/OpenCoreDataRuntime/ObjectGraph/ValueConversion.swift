@@ -22,7 +22,7 @@ package enum ValueConversion {
         case .booleanAttributeType: value as? Bool
         case .stringAttributeType: value as? String
         case .dateAttributeType: value as? Date
-        case .binaryDataAttributeType, .transformableAttributeType: value as? Data
+        case .binaryDataAttributeType: value as? Data
         case .UUIDAttributeType: value as? UUID
         case .decimalAttributeType: value as? Decimal
         case .URIAttributeType: value as? URL
@@ -48,7 +48,9 @@ package enum ValueConversion {
             return double(value).map { Decimal($0) }
         case .stringAttributeType: return value as? String ?? (value as? NSString).map { String($0) }
         case .dateAttributeType: return value as? Date ?? (value as? NSDate).map { Date(timeIntervalSinceReferenceDate: $0.timeIntervalSinceReferenceDate) }
-        case .binaryDataAttributeType, .transformableAttributeType: return value as? Data ?? (value as? NSData).map { Data($0) }
+        case .binaryDataAttributeType: return value as? Data ?? (value as? NSData).map { Data($0) }
+        // A transformable attribute holds the user's value; its transformer makes it Data at save.
+        case .transformableAttributeType: return value
         case .UUIDAttributeType:
             if let u = value as? UUID { return u }
             if let s = value as? String { return UUID(uuidString: s) }

@@ -110,6 +110,10 @@ extension SQLiteStore {
         for slot in mapping.slots {
             let value = slot.slot < values.count ? values[slot.slot] : nil
             switch slot.kind {
+            case .attribute(.transformableAttributeType):
+                let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
+                bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
+                index += 1
             case .attribute(let type):
                 bindAttribute(value, type, statement, index)
                 index += 1

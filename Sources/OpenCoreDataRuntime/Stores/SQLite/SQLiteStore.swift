@@ -211,6 +211,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             let column = offset + 3 + Int32(slot.column)
             if statement.isNull(column) { continue }
             switch slot.kind {
+            case .attribute(.transformableAttributeType):
+                let attribute = mapping.entity.layout.properties[slot.slot] as! NSAttributeDescription
+                values[slot.slot] = TransformableValues.value(fromStored: statement.blob(column), attribute: attribute)
             case .attribute(let type):
                 values[slot.slot] = decodeAttribute(statement, column, type)
             case .toOne(let destination, let entityColumn):
