@@ -366,14 +366,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
         do {
             let value = try coordinator.newValue(forRelationship: relationship, of: object.objectID, context: self)
-            let ids: [NSManagedObjectID]
-            switch value {
-            case let array as [NSManagedObjectID]: ids = array
-            case let set as Set<NSManagedObjectID>: ids = Array(set)
-            case let id as NSManagedObjectID: ids = [id]
-            default: ids = []
-            }
-            return ids.map { self.object(with: $0) }
+            return NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
         } catch {
             reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
             return []
