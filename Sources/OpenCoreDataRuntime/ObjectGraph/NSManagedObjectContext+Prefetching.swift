@@ -139,9 +139,11 @@ extension NSManagedObjectContext {
             loaded += try _fetchWithoutPrefetching(request)
         }
         withExtendedLifetime(loaded) {
+            // A source the stores did not answer for (its store was removed) stays unloaded.
             for source in sources {
-                guard let slot = source._layout.indexByName[relationship.name] else { continue }
-                let objects = (batch.destinations[source.objectID] ?? []).map { object(with: $0) }
+                guard let slot = source._layout.indexByName[relationship.name], let ids = batch.destinations[source.objectID]
+                else { continue }
+                let objects = ids.map { object(with: $0) }
                 source._values[slot] = relationship.isOrdered ? ManagedObjectList.ordered(objects) : ManagedObjectList.unordered(Set(objects))
             }
         }

@@ -238,4 +238,23 @@ struct PrefetchingTests {
         #expect(prefetched.first?.contains("[]") == false, "the graph is not empty")
         #expect(context._checkInvariants().isEmpty)
     }
+
+    @Test func aStoreWithoutBatchedReadsIsAskedObjectByObject() throws {
+        DictionaryTestStore.register()
+        let store = try TestStore(DictionaryTestStore.storeType, model: TestModels.graph())
+        try seedLists(store, owners: 8)
+        let dictionaryStore = try #require(store.coordinator.persistentStores.first as? DictionaryTestStore)
+        let plain = store.newContext()
+        let expected = walkLists(try owners(plain, prefetch: nil))
+        let context = store.newContext()
+        let before = dictionaryStore.relationshipLoads
+        let fetched = try owners(context, prefetch: ["list", "tags"])
+        // The store adopts no batched read: one `newValue(forRelationship:)` per owner and key path
+        // (whether the destinations then arrive as faults is up to the store's fetch).
+        #expect(dictionaryStore.relationshipLoads - before == 8 * 2)
+        #expect(fetched.allSatisfy { !$0.hasFault(forRelationshipNamed: "list") && !$0.hasFault(forRelationshipNamed: "tags") })
+        let loadsAfterPrefetch = dictionaryStore.relationshipLoads
+        #expect(walkLists(fetched) == expected)
+        #expect(dictionaryStore.relationshipLoads - loadsAfterPrefetch == 24 + 5, "only the items' subitems and the 5 tags' owners load lazily")
+    }
 }
