@@ -1,16 +1,20 @@
 import Foundation
 
-/// Delete propagation: `delete(_:)` only marks an object; its relationships' delete rules run later,
+/// Delete propagation: `delete(_:)` only marks an object (after `prepareForDeletion()`); its
+/// relationships' delete rules run later,
 /// in `processPendingChanges()` or at save, as Apple documents ("deletes are deferred to the end of
 /// the event or to the save"; `propagatesDeletesAtEndOfEvent`).
 ///
 /// The rules work through a list rather than by recursion, so a cascade through a chain of any depth
 /// (A → B → C …, 100,000 long) runs in constant stack space.
 extension NSManagedObjectContext {
-    /// Marks `object` deleted and queues its delete rules. An inserted object that was never saved
-    /// leaves `insertedObjects` at once; it leaves the context when its rules have run.
+    /// Marks `object` deleted and queues its delete rules, after `prepareForDeletion()` (so for an
+    /// object a cascade reaches, while its own relationships are still intact). An inserted object
+    /// that was never saved leaves `insertedObjects` at once; it leaves the context when its rules
+    /// have run.
     package func _markDeleted(_ object: NSManagedObject) {
         guard object._context === self, !object._isDeleted else { return }
+        object.prepareForDeletion()
         let key = ObjectIdentifier(object)
         let neverSaved = inserted[key] != nil
         object._isDeleted = true
@@ -25,7 +29,7 @@ extension NSManagedObjectContext {
     }
 
     /// Runs the delete rules of every queued object, including the objects a cascade reaches (they
-    /// join the queue) and objects deleted by `prepareForDeletion()` overrides meanwhile.
+    /// join the queue) and objects deleted meanwhile by `prepareForDeletion()` overrides.
     package func _propagatePendingDeletes() {
         guard !_isPropagatingDeletes, !_pendingDeletes.isEmpty else { return }
         _isPropagatingDeletes = true
@@ -37,7 +41,6 @@ extension NSManagedObjectContext {
             next += 1
             // Skipped: undeleted (re-inserted) or rolled back since, or already handled in this pass.
             guard object._isDeleted, object._context === self, done.insert(ObjectIdentifier(object)).inserted else { continue }
-            object.prepareForDeletion()
             _applyDeleteRules(to: object, neverSaved: neverSaved)
             if neverSaved, object._isDeleted {
                 registry[object.objectID] = nil

@@ -8,7 +8,9 @@ import Testing
 /// the end of the event, of each `perform(_:)` block, and by `save()`), or to the save alone when
 /// `propagatesDeletesAtEndOfEvent` is off. Expectations from Apple's documentation of
 /// `propagatesDeletesAtEndOfEvent`, `perform(_:)` ("encapsulates ... a call to processPendingChanges")
-/// and `prepareForDeletion()` ("custom propagation before relationships are torn down").
+/// and `prepareForDeletion()` ("custom propagation before relationships are torn down"). When
+/// exactly Apple calls `prepareForDeletion()` is not documented: here at `delete(_:)`, and for an
+/// object a cascade reaches when the cascade marks it (before its own rules run).
 @Suite("Delete propagation")
 struct DeletePropagationTests {
     static let storeTypes = [NSSQLiteStoreType, NSInMemoryStoreType]
@@ -126,11 +128,11 @@ struct DeletePropagationTests {
         PreparationCountingItem.calls = []
         context.delete(parent)
         context.delete(parent)
-        #expect(PreparationCountingItem.calls.isEmpty, "called when the rules run, not at delete(_:)")
+        #expect(PreparationCountingItem.calls.map(\.uid) == [1], "at delete(_:), once")
         context.processPendingChanges()
         context.processPendingChanges()
-        #expect(PreparationCountingItem.calls.map(\.uid) == [1, 2])
-        #expect(PreparationCountingItem.calls.last?.parentWasSet == false, "the child's parent was nullified by the parent's cascade first")
+        #expect(PreparationCountingItem.calls.map(\.uid) == [1, 2], "the child when the cascade reaches it")
+        #expect(PreparationCountingItem.calls.last?.parentWasSet == true, "before the child's relationships are torn down")
     }
 
     /// A chain Item 0 → 1 → … (each the only subitem of the previous, cascade) deleted from its
