@@ -181,6 +181,8 @@ package final class EntityLayout: @unchecked Sendable {
     package unowned let entity: NSEntityDescription
     package let properties: [NSPropertyDescription]
     package let indexByName: [String: Int]
+    /// `entity.propertiesByName`, built once for the hot paths (predicate checks, SQL compilation).
+    package let propertiesByName: [String: NSPropertyDescription]
     /// Attribute type per slot (`nil` for relationships).
     package let attributeTypes: [NSAttributeType?]
     /// Relationship per slot (`nil` for attributes).
@@ -220,6 +222,7 @@ package final class EntityLayout: @unchecked Sendable {
         }
         properties = props
         indexByName = seen
+        propertiesByName = seen.mapValues { props[$0] }
         attributeTypes = props.map { ($0 as? NSAttributeDescription)?.attributeType }
         relationships = props.map { $0 as? NSRelationshipDescription }
         storedAttributeSlots = props.indices.filter { props[$0] is NSAttributeDescription && !props[$0].isTransient }

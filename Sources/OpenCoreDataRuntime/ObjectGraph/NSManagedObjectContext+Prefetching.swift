@@ -36,7 +36,7 @@ extension NSManagedObjectContext {
     private func _prefetch(relationship name: String, of sources: [NSManagedObject]) throws -> [NSManagedObject] {
         var byEntity: [ObjectIdentifier: (NSRelationshipDescription, [NSManagedObject])] = [:]
         for source in sources {
-            guard let relationship = source.entity.relationshipsByName[name] else { continue }
+            guard let relationship = source.entity.layout.propertiesByName[name] as? NSRelationshipDescription else { continue }
             byEntity[ObjectIdentifier(relationship), default: (relationship, [])].1.append(source)
         }
         var reached: [NSManagedObject] = []

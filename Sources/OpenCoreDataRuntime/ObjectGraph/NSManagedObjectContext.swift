@@ -58,11 +58,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID: weak unless the object has changes (then also in a change set).
-    package var registry = ObjectRegistry()
+    // The change sets and the registry are used on the context's queue only and never by two
+    // overlapping accesses: they opt out of run-time exclusivity checks (see NSManagedObject).
+    @exclusivity(unchecked) package var registry = ObjectRegistry()
     private var registrySweepThreshold = 1024
-    package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
-    package var changed: [ObjectIdentifier: NSManagedObject] = [:]
-    package var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) package var changed: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) package var deleted: [ObjectIdentifier: NSManagedObject] = [:]
     /// Objects deleted whose delete rules have not run yet, in deletion order (see
     /// `NSManagedObjectContext+DeletePropagation.swift`); `neverSaved` marks inserted objects.
     package var _pendingDeletes: [(object: NSManagedObject, neverSaved: Bool)] = []

@@ -246,6 +246,14 @@ package struct PredicateParser {
         }
     }
 
+    // Operator tables of the binary levels, built once (a literal here was built on every parse).
+    private static let bitOrOperators: [String: String] = ["|": "bitwiseOr:with:"]
+    private static let bitXorOperators: [String: String] = ["^": "bitwiseXor:with:"]
+    private static let bitAndOperators: [String: String] = ["&": "bitwiseAnd:with:"]
+    private static let additiveOperators: [String: String] = ["+": "add:to:", "-": "from:subtract:"]
+    private static let multiplicativeOperators: [String: String] = ["*": "multiply:by:", "/": "divide:by:"]
+    private static let powerOperators: [String: String] = ["**": "raise:toPower:"]
+
     private mutating func binary(_ symbols: [String: String], operand: (inout Self) throws -> NSExpression) throws -> NSExpression {
         var lhs = try operand(&self)
         while case .symbol(let s) = current.kind, let function = symbols[s] {
@@ -257,27 +265,27 @@ package struct PredicateParser {
     }
 
     private mutating func parseBitOr() throws -> NSExpression {
-        try binary(["|": "bitwiseOr:with:"]) { try $0.parseBitXor() }
+        try binary(Self.bitOrOperators) { try $0.parseBitXor() }
     }
 
     private mutating func parseBitXor() throws -> NSExpression {
-        try binary(["^": "bitwiseXor:with:"]) { try $0.parseBitAnd() }
+        try binary(Self.bitXorOperators) { try $0.parseBitAnd() }
     }
 
     private mutating func parseBitAnd() throws -> NSExpression {
-        try binary(["&": "bitwiseAnd:with:"]) { try $0.parseAdditive() }
+        try binary(Self.bitAndOperators) { try $0.parseAdditive() }
     }
 
     private mutating func parseAdditive() throws -> NSExpression {
-        try binary(["+": "add:to:", "-": "from:subtract:"]) { try $0.parseMultiplicative() }
+        try binary(Self.additiveOperators) { try $0.parseMultiplicative() }
     }
 
     private mutating func parseMultiplicative() throws -> NSExpression {
-        try binary(["*": "multiply:by:", "/": "divide:by:"]) { try $0.parsePower() }
+        try binary(Self.multiplicativeOperators) { try $0.parsePower() }
     }
 
     private mutating func parsePower() throws -> NSExpression {
-        try binary(["**": "raise:toPower:"]) { try $0.parseUnary() }
+        try binary(Self.powerOperators) { try $0.parseUnary() }
     }
 
     private mutating func parseUnary() throws -> NSExpression {

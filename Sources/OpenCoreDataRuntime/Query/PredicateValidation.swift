@@ -93,7 +93,7 @@ private struct PredicateValidator {
             guard let entity = current else { return nil }  // past an attribute: not checked
             if component.hasPrefix("@") { return nil }
             if component == "self" || component == "SELF" || component == "objectID" { continue }
-            guard let property = entity.propertiesByName[component] else {
+            guard let property = entity.layout.propertiesByName[component] else {
                 throw OpenCoreDataError(
                     .unknownKey, "keypath \(path) not found in entity \(entity.name ?? "?"): no property \(component)",
                     entityName: entity.name, key: component)

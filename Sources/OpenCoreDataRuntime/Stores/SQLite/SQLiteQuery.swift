@@ -61,7 +61,7 @@ final class SQLiteQuery {
         var entity = mapping.entity
         var prefix = ""
         for (i, name) in parts.enumerated() {
-            guard let property = entity.propertiesByName[name], !property.isTransient else { return nil }
+            guard let property = entity.layout.propertiesByName[name], !property.isTransient else { return nil }
             let isLast = i == parts.count - 1
             if let attribute = property as? NSAttributeDescription {
                 guard isLast, let column = schema.columnByProperty[ObjectIdentifier(property)] else { return nil }
