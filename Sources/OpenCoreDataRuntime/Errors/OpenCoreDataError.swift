@@ -127,6 +127,16 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
     public var detailedErrors: [OpenCoreDataError]
     /// An underlying error (`NSUnderlyingErrorKey`).
     public var underlyingError: (any Error & Sendable)?
+    /// The conflicts a save could not resolve (`conflictList`, ``NSPersistentStoreSaveConflictsErrorKey``):
+    /// ``NSConstraintConflict``s for `managedObjectConstraintMerge`, ``NSMergeConflict``s for
+    /// `persistentStoreSaveConflicts`. Read them on the saving context's queue: they hold its objects.
+    public var conflictList: [Any] {
+        get { _conflictList?.value ?? [] }
+        set { _conflictList = newValue.isEmpty ? nil : UncheckedSendable(newValue) }
+    }
+    /// `@unchecked Sendable` box: the conflicts hold managed objects, which (as with the `NSError`s
+    /// Apple throws) are only used on their context's queue.
+    private var _conflictList: UncheckedSendable<[Any]>?
 
     public init(
         _ code: Code, _ message: String, entityName: String? = nil, key: String? = nil,
@@ -158,6 +168,7 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
         if let sqliteCode { info[NSSQLiteErrorDomain] = Int(sqliteCode) }
         if !detailedErrors.isEmpty { info[NSDetailedErrorsKey] = detailedErrors.map { $0 as NSError } }
         if let underlyingError { info[NSUnderlyingErrorKey] = underlyingError as NSError }
+        if let _conflictList { info[NSPersistentStoreSaveConflictsErrorKey] = _conflictList.value }
         return info
     }
 
@@ -170,6 +181,7 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
         if let sqliteCode { parts.append("SQLite code: \(sqliteCode)") }
         if !detailedErrors.isEmpty { parts.append("errors: [\(detailedErrors.map(\.description).joined(separator: "; "))]") }
         if let underlyingError { parts.append("underlying: \(underlyingError)") }
+        if let _conflictList { parts.append("conflicts: \(_conflictList.value.count)") }
         return parts.joined(separator: ", ")
     }
 }

@@ -36,17 +36,15 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
 
-        let insertedNow = Array(inserted.values)
-        let updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
-        let deletedNow = Array(deleted.values)
+        var insertedNow = Array(inserted.values)
+        var updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
+        var deletedNow = Array(deleted.values)
 
         try validate(insertedNow + updatedNow, deleted: deletedNow)
         for object in insertedNow + updatedNow + deletedNow { object.willSave() }
 
-        try obtainPermanentIDs(for: insertedNow)
-        let persistentUpdates = updatedNow.filter(\.hasPersistentChangedValues)
-        let request = NSSaveChangesRequest(inserted: Set(insertedNow), updated: Set(persistentUpdates), deleted: Set(deletedNow), locked: nil)
-        _ = try coordinator.execute(request, with: self)
+        // Constraint and optimistic-locking conflicts go to the merge policy (+Conflicts.swift).
+        try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
 
         // The stores have the changes: commit them in memory.
         for object in insertedNow {

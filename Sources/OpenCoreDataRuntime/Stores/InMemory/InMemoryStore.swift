@@ -90,10 +90,22 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
             guard let row = staged[object.objectID] else {
                 throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object.objectID)
             }
+            // Optimistic locking, as SQLite's `Z_OPT` check: the row must still be at the version read.
+            guard object._version == 0 || row.version == object._version else { throw conflict(object) }
             staged[object.objectID] = Row(values: rowValues(of: object, previous: row.values), version: row.version + 1)
         }
-        for object in request.deletedObjects ?? [] { staged[object.objectID] = nil }
+        for object in request.deletedObjects ?? [] {
+            if object._version > 0, staged[object.objectID]?.version != object._version { throw conflict(object) }
+            staged[object.objectID] = nil
+        }
         rows = staged
+    }
+
+    private func conflict(_ object: NSManagedObject) -> OpenCoreDataError {
+        OpenCoreDataError(
+            .persistentStoreSaveConflicts,
+            "optimistic locking failure: the row was changed or deleted since it was fetched",
+            entityName: object.entity.name, objectID: object.objectID)
     }
 
     private func rowValues(of object: NSManagedObject, previous: ContiguousArray<Any?>?) -> ContiguousArray<Any?> {
