@@ -46,6 +46,25 @@ struct ConstraintConflictTests {
         ((error as NSError).userInfo["conflictList"] as? [Any] ?? []).compactMap { $0 as? NSConstraintConflict }
     }
 
+    // MARK: SQLite schema
+
+    /// The SQLite store backs each constraint with a unique index named as Core Data names it
+    /// (FORMATS.md §1.8: `Z_<Entity>_UNIQUE_<prop>[_<prop>…]`, binary collation, ascending); a
+    /// parent's constraint is one index on the table its subentities share.
+    @Test func sqliteUniqueIndexesAreNamedAsCoreDataNamesThem() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: TestModels.constraints())
+        let raw = try RawDatabase(try #require(store.url))
+        let indexes = try raw.rows("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'Z\\_%UNIQUE%' ESCAPE '\\' ORDER BY name")
+            .map { "\($0[0] as? String ?? "") | \($0[1] as? String ?? "")" }
+        #expect(indexes == [
+            "Z_Animal_UNIQUE_tag | CREATE UNIQUE INDEX Z_Animal_UNIQUE_tag ON ZANIMAL (ZTAG COLLATE BINARY ASC)",
+            "Z_Category_UNIQUE_name | CREATE UNIQUE INDEX Z_Category_UNIQUE_name ON ZCATEGORY (ZNAME COLLATE BINARY ASC)",
+            "Z_Person_UNIQUE_firstName_lastName | CREATE UNIQUE INDEX Z_Person_UNIQUE_firstName_lastName ON ZPERSON (ZFIRSTNAME COLLATE BINARY ASC, ZLASTNAME COLLATE BINARY ASC)",
+            "Z_User_UNIQUE_email | CREATE UNIQUE INDEX Z_User_UNIQUE_email ON ZUSER (ZEMAIL COLLATE BINARY ASC)",
+            "Z_User_UNIQUE_username | CREATE UNIQUE INDEX Z_User_UNIQUE_username ON ZUSER (ZUSERNAME COLLATE BINARY ASC)",
+        ])
+    }
+
     // MARK: Seed 002
 
     /// Seed 002, "How Constraints Work": with `NSMergeByPropertyStoreTrumpMergePolicy` a second

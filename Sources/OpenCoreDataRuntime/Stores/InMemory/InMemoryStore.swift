@@ -88,6 +88,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         }
         for object in request.updatedObjects ?? [] {
             guard let row = staged[object.objectID] else {
+                if object._version > 0 { throw conflict(object) }  // deleted since it was read
                 throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object.objectID)
             }
             // Optimistic locking, as SQLite's `Z_OPT` check: the row must still be at the version read.
