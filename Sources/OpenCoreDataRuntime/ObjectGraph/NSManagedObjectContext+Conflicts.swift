@@ -105,7 +105,7 @@ extension NSManagedObjectContext {
 
     /// The constrained values of a row or object, normalized for comparison; `nil` if any is nil
     /// (nil values never conflict, as in a SQL unique index).
-    private func _constraintValues(_ names: [String], layout: EntityLayout, values: ContiguousArray<Any?>) -> [AnyHashable]? {
+    fileprivate static func _constraintValues(_ names: [String], layout: EntityLayout, values: ContiguousArray<Any?>) -> [AnyHashable]? {
         var key: [AnyHashable] = []
         for name in names {
             guard let slot = layout.indexByName[name], slot < values.count else { return nil }
@@ -147,7 +147,7 @@ extension NSManagedObjectContext {
                     let touched = constraint.names.contains { object._layout.indexByName[$0].map(object._changedSlots.contains) ?? false }
                     if !touched { continue }
                 }
-                guard let values = _constraintValues(constraint.names, layout: object._layout, values: object._values) else { continue }
+                guard let values = Self._constraintValues(constraint.names, layout: object._layout, values: object._values) else { continue }
                 let key = ConstraintKey(constraint: constraint, values: values)
                 if groups[key] == nil { groupOrder.append(key) }
                 groups[key, default: []].append(object)
@@ -162,20 +162,21 @@ extension NSManagedObjectContext {
         for (constraint, scope) in scopes {
             let keys = groupOrder.filter { $0.constraint == constraint }
                 .filter { !$0.values.contains { ($0.base as? NSManagedObjectID)?.isTemporaryID == true } }
-            let batch = constraint.names.count == 1 ? 500 : 100
+            // At most 900 bound values per query: under the 999 of SQLite builds before 3.32.
+            let batch = max(1, 900 / constraint.names.count)
             for start in stride(from: 0, to: keys.count, by: batch) {
                 let slice = keys[start..<min(start + batch, keys.count)]
                 let request = NSFetchRequest<any NSFetchRequestResult>()
                 request.entity = scope
                 request.includesSubentities = true
                 request.resultType = .managedObjectIDResultType
-                request.predicate = _predicate(constraint.names, slice.map(\.values))
+                request.predicate = ConstraintLookupPredicate(constraint.names, slice.map(\.values))
                 let ids = try coordinator.execute(request, with: self) as? [Any] ?? []
                 for case let id as NSManagedObjectID in ids {
                     if let registered = registry[id]?.object,
                        candidates.contains(ObjectIdentifier(registered)) || registered._isDeleted { continue }
                     guard let node = try? coordinator.newValues(for: id, context: self),
-                          let values = _constraintValues(constraint.names, layout: id.entity.layout, values: node.slotValues)
+                          let values = Self._constraintValues(constraint.names, layout: id.entity.layout, values: node.slotValues)
                     else { continue }
                     let key = ConstraintKey(constraint: constraint, values: values)
                     if groups[key] != nil, stored[key] == nil { stored[key] = (id, node.slotValues) }
@@ -203,24 +204,6 @@ extension NSManagedObjectContext {
         return conflicts
     }
 
-    /// `names IN values` for one property, an OR of ANDs of `==` for several.
-    private func _predicate(_ names: [String], _ keys: [[AnyHashable]]) -> NSPredicate {
-        func equal(_ name: String, _ value: Any) -> NSPredicate {
-            NSComparisonPredicate(
-                leftExpression: NSExpression(forKeyPath: name), rightExpression: NSExpression(forConstantValue: value),
-                modifier: .direct, type: .equalTo)
-        }
-        if names.count == 1 {
-            return NSComparisonPredicate(
-                leftExpression: NSExpression(forKeyPath: names[0]),
-                rightExpression: NSExpression(forConstantValue: keys.map { $0[0].base }),
-                modifier: .direct, type: .in)
-        }
-        return NSCompoundPredicate(type: .or, subpredicates: keys.map { key in
-            NSCompoundPredicate(type: .and, subpredicates: zip(names, key).map { equal($0, $1.base) })
-        })
-    }
-
     /// The values an object had before this save's changes (as last fetched); a new object's
     /// current values.
     private func _originalSnapshot(_ object: NSManagedObject) -> [AnyHashable: Any] {
@@ -234,5 +217,45 @@ extension NSManagedObjectContext {
     private func _creationOrder(_ object: NSManagedObject) -> UInt64 {
         if case .temporary(let n) = object.objectID.reference { return n }
         return 0
+    }
+}
+
+/// The lookup of stored rows by constrained values: `name IN {values}` for one property, an OR of
+/// ANDs of `==` for several. A store that runs predicates as SQL reads the subpredicates; one that
+/// evaluates them row by row (the in-memory store) gets a hash lookup instead of comparing each row
+/// with every value.
+///
+/// `@unchecked Sendable`: immutable after init, like every predicate.
+private final class ConstraintLookupPredicate: NSCompoundPredicate, @unchecked Sendable {
+    private let names: [String]
+    private let keys: Set<[AnyHashable]>
+
+    init(_ names: [String], _ keys: [[AnyHashable]]) {
+        self.names = names
+        self.keys = Set(keys)
+        let lookup: NSPredicate
+        if names.count == 1 {
+            lookup = NSComparisonPredicate(
+                leftExpression: NSExpression(forKeyPath: names[0]),
+                rightExpression: NSExpression(forConstantValue: keys.map { $0[0].base }),
+                modifier: .direct, type: .in)
+        } else {
+            lookup = NSCompoundPredicate(type: .or, subpredicates: keys.map { key in
+                NSCompoundPredicate(type: .and, subpredicates: zip(names, key).map { name, value in
+                    NSComparisonPredicate(
+                        leftExpression: NSExpression(forKeyPath: name), rightExpression: NSExpression(forConstantValue: value.base),
+                        modifier: .direct, type: .equalTo)
+                })
+            })
+        }
+        super.init(type: .or, subpredicates: [lookup])
+    }
+
+    override func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool {
+        guard let object = object as? NSManagedObject else { return false }
+        if object._isFault { object._fireFault() }
+        guard let values = NSManagedObjectContext._constraintValues(names, layout: object._layout, values: object._values)
+        else { return false }
+        return keys.contains(values)
     }
 }
