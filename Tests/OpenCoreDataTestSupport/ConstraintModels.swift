@@ -8,7 +8,8 @@ extension TestModels {
     /// - `Person` with the compound constraint `firstName,lastName`;
     /// - `User` with two constraints, `email` and `username`;
     /// - `Animal` (`tag` unique) with the subentity `Dog` (`breed`): the parent's constraint
-    ///   covers the subentity.
+    ///   covers the subentity;
+    /// - `Device` with constraints on non-string values: `identifier` (UUID), `serial` (Int64).
     public static func constraints() -> NSManagedObjectModel {
         let category = NSEntityDescription(
             name: "Category",
@@ -52,8 +53,17 @@ extension TestModels {
             name: "Dog", properties: [NSAttributeDescription(name: "breed", type: .stringAttributeType)])
         animal.subentities = [dog]
 
+        let device = NSEntityDescription(
+            name: "Device",
+            properties: [
+                NSAttributeDescription(name: "identifier", type: .UUIDAttributeType),
+                NSAttributeDescription(name: "serial", type: .integer64AttributeType),
+                NSAttributeDescription(name: "label", type: .stringAttributeType),
+            ])
+        device.uniquenessConstraints = [["identifier"], ["serial"]]
+
         let model = NSManagedObjectModel()
-        model.entities = [category, article, person, user, animal, dog]
+        model.entities = [category, article, person, user, animal, dog, device]
         return model
     }
 }

@@ -26,7 +26,7 @@ struct ConstraintConflictTests {
     private func storeState(_ store: TestStore) throws -> [String] {
         let context = store.newContext()
         var state: [String] = []
-        for entity in ["Category", "Article", "Person", "User", "Animal"] {
+        for entity in ["Category", "Article", "Person", "User", "Animal", "Device"] {
             for object in try fetch(entity, context) {
                 let values = object.entity.attributesByName.keys.sorted().map { "\($0)=\(object.value(forKey: $0) ?? "nil")" }
                 state.append("\(object.entity.name!) \(object.objectID.uriRepresentation().lastPathComponent) \(values)")
@@ -59,6 +59,8 @@ struct ConstraintConflictTests {
         #expect(indexes == [
             "Z_Animal_UNIQUE_tag | CREATE UNIQUE INDEX Z_Animal_UNIQUE_tag ON ZANIMAL (ZTAG COLLATE BINARY ASC)",
             "Z_Category_UNIQUE_name | CREATE UNIQUE INDEX Z_Category_UNIQUE_name ON ZCATEGORY (ZNAME COLLATE BINARY ASC)",
+            "Z_Device_UNIQUE_identifier | CREATE UNIQUE INDEX Z_Device_UNIQUE_identifier ON ZDEVICE (ZIDENTIFIER COLLATE BINARY ASC)",
+            "Z_Device_UNIQUE_serial | CREATE UNIQUE INDEX Z_Device_UNIQUE_serial ON ZDEVICE (ZSERIAL COLLATE BINARY ASC)",
             "Z_Person_UNIQUE_firstName_lastName | CREATE UNIQUE INDEX Z_Person_UNIQUE_firstName_lastName ON ZPERSON (ZFIRSTNAME COLLATE BINARY ASC, ZLASTNAME COLLATE BINARY ASC)",
             "Z_User_UNIQUE_email | CREATE UNIQUE INDEX Z_User_UNIQUE_email ON ZUSER (ZEMAIL COLLATE BINARY ASC)",
             "Z_User_UNIQUE_username | CREATE UNIQUE INDEX Z_User_UNIQUE_username ON ZUSER (ZUSERNAME COLLATE BINARY ASC)",
@@ -420,6 +422,33 @@ struct ConstraintConflictTests {
         let error = try #require(throws: OpenCoreDataError.self) { try context.save() }
         #expect(error.code == .managedObjectConstraintMerge)
         #expect(try fetch("Category", store.newContext()).isEmpty)
+    }
+
+    /// Constraints on a UUID and on an integer: stored rows are found by those values too (the
+    /// SQLite store compares the stored blob and integer), and object trump updates the stored row.
+    @Test(arguments: storeTypes)
+    func constraintsOnUUIDAndIntegerValues(storeType: String) throws {
+        let store = try TestStore(storeType, model: TestModels.constraints())
+        let context = store.newContext()
+        let id = UUID()
+        let stored = insertObject("Device", ["identifier": id, "serial": 7, "label": "old"], into: context)
+        try context.save()
+        let before = try storeState(store)
+        insertObject("Device", ["identifier": id, "label": "same id"], into: context)
+        insertObject("Device", ["serial": Int16(7), "label": "same serial"], into: context)  // any integer type
+        let error = try #require(throws: OpenCoreDataError.self) { try context.save() }
+        #expect(Set(conflicts(error).map(\.constraint)) == [["identifier"], ["serial"]])
+        #expect(conflicts(error).allSatisfy { $0.databaseObject === stored })
+        #expect(try storeState(store) == before)
+
+        context.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        try context.save()
+        let reader = store.newContext()
+        let devices = try fetch("Device", reader)
+        #expect(devices.count == 1)
+        #expect(devices.first?.value(forKey: "identifier") as? UUID == id)
+        #expect(devices.first?.value(forKey: "serial") as? Int64 == 7)
+        #expect(["same id", "same serial"].contains(devices.first?.value(forKey: "label") as? String ?? ""))
     }
 
     /// Nil values never conflict (as in SQL unique indexes); objects without constrained values
