@@ -44,7 +44,8 @@ extension NSMergePolicy {
         let loserWins = mergeType == .mergeByPropertyObjectTrumpMergePolicyType || mergeType == .overwriteMergePolicyType
         for (slot, property) in loser._layout.properties.enumerated() where !property.isTransient {
             guard let target = survivor._layout.indexByName[property.name],
-                  type(of: survivor._layout.properties[target]) == type(of: property) else { continue }
+                  (survivor._layout.relationships[target]?.isToMany) == (loser._layout.relationships[slot]?.isToMany)
+            else { continue }
             if let relationship = loser._layout.relationships[slot] {
                 if relationship.isToMany {
                     let members = loser._toMany(slot: slot).objects

@@ -22,7 +22,7 @@ public enum NSMergePolicyType: UInt, Sendable {
 /// ```swift
 /// viewContext.mergePolicy = NSMergeByPropertyStoreTrumpMergePolicy   // or NSMergePolicy.mergeByPropertyStoreTrump
 ///
-/// final class KeepNewestPolicy: NSMergePolicy {
+/// final class KeepNewestPolicy: NSMergePolicy, @unchecked Sendable {
 ///     init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
 ///     override func resolve(constraintConflicts list: [NSConstraintConflict]) throws {
 ///         // inspect or adjust the conflicting objects, then let Core Data's policy finish
@@ -37,8 +37,9 @@ public enum NSMergePolicyType: UInt, Sendable {
 /// (``resolve(constraintConflicts:)``); the save then goes on with the resolved objects. The
 /// error policy throws instead, and nothing is written.
 ///
-/// - Note: Linux: `init()` is not available (as on Apple, where it is `NS_UNAVAILABLE`); subclasses
-///   call `super.init(merge:)`.
+/// - Note: Linux: the class is `Sendable` (one policy serves contexts on any queue), so Swift 6 asks
+///   a subclass to restate `@unchecked Sendable`. `init()` is not available (as on Apple, where it
+///   is `NS_UNAVAILABLE`); subclasses call `super.init(merge:)`.
 ///
 /// Related Core Data documentation: [NSMergePolicy](https://developer.apple.com/documentation/coredata/nsmergepolicy)
 ///
