@@ -132,17 +132,21 @@ extension NSManagedObjectContext {
         var groups: [ConstraintKey: [NSManagedObject]] = [:]
         var groupOrder: [ConstraintKey] = []
         var scopes: [AppliedConstraint: NSEntityDescription] = [:]
-        // Saved objects first, then inserted ones in the order they were created: the first of a
-        // group is the one a resolving policy keeps.
-        let ordered = updated.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-            + inserted.sorted { _creationOrder($0) < _creationOrder($1) }
-        for object in ordered {
+        // The objects compared by their in-memory values, per constraint: their stored rows are
+        // out of date and must not be matched.
+        var members: [AppliedConstraint: Set<ObjectIdentifier>] = [:]
+        func applies(_ object: NSManagedObject) -> Bool {
             let entityKey = ObjectIdentifier(object.entity)
             let applied = constraintsByEntity[entityKey] ?? _constraints(of: object.entity)
             constraintsByEntity[entityKey] = applied
-            guard !applied.isEmpty else { continue }
-            if object._isFault { continue }  // an updated object is never a fault; be safe
-            for (constraint, declaring) in applied {
+            return !applied.isEmpty && !object._isFault
+        }
+        // Saved objects first, then inserted ones in the order they were created: the first of a
+        // group is the one a resolving policy keeps.
+        let ordered = updated.filter(applies).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+            + inserted.filter(applies).sorted { _creationOrder($0) < _creationOrder($1) }
+        for object in ordered {
+            for (constraint, declaring) in constraintsByEntity[ObjectIdentifier(object.entity)] ?? [] {
                 if !object._isInserted {
                     let touched = constraint.names.contains { object._layout.indexByName[$0].map(object._changedSlots.contains) ?? false }
                     if !touched { continue }
@@ -152,12 +156,12 @@ extension NSManagedObjectContext {
                 if groups[key] == nil { groupOrder.append(key) }
                 groups[key, default: []].append(object)
                 scopes[constraint] = declaring
+                members[constraint, default: []].insert(ObjectIdentifier(object))
             }
         }
         guard !groups.isEmpty else { return [] }
 
         // Rows already stored with the same values, found with one fetch per constraint and batch.
-        let candidates = Set(ordered.map(ObjectIdentifier.init))
         var stored: [ConstraintKey: (NSManagedObjectID, ContiguousArray<Any?>)] = [:]
         for (constraint, scope) in scopes {
             let keys = groupOrder.filter { $0.constraint == constraint }
@@ -174,7 +178,7 @@ extension NSManagedObjectContext {
                 let ids = try coordinator.execute(request, with: self) as? [Any] ?? []
                 for case let id as NSManagedObjectID in ids {
                     if let registered = registry[id]?.object,
-                       candidates.contains(ObjectIdentifier(registered)) || registered._isDeleted { continue }
+                       members[constraint]?.contains(ObjectIdentifier(registered)) == true || registered._isDeleted { continue }
                     guard let node = try? coordinator.newValues(for: id, context: self),
                           let values = Self._constraintValues(constraint.names, layout: id.entity.layout, values: node.slotValues)
                     else { continue }

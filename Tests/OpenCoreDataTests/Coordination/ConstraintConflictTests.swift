@@ -332,6 +332,28 @@ struct ConstraintConflictTests {
         #expect(Set(try fetch("Category", store.newContext()).compactMap { $0.value(forKey: "name") as? String }) == ["Swift", "Go"])
     }
 
+    /// A stored object changed in the same save (but not in its constrained values) still holds
+    /// its values against a new duplicate.
+    @Test(arguments: storeTypes)
+    func newObjectConflictsWithAStoredObjectChangedInTheSameSave(storeType: String) throws {
+        let store = try TestStore(storeType, model: TestModels.constraints())
+        let context = store.newContext()
+        let swift = insertObject("Category", ["name": "Swift"], into: context)
+        try context.save()
+        let before = try storeState(store)
+        swift.setValue("changed", forKey: "detail")
+        let duplicate = insertObject("Category", ["name": "Swift"], into: context)
+        let error = try #require(throws: OpenCoreDataError.self) { try context.save() }
+        #expect(conflicts(error).first?.databaseObject === swift)
+        #expect(conflicts(error).first?.conflictingObjects == [duplicate])
+        #expect(try storeState(store) == before)
+        context.mergePolicy = NSMergePolicy.rollback
+        try context.save()
+        let rows = try fetch("Category", store.newContext())
+        #expect(rows.count == 1)
+        #expect(rows.first?.value(forKey: "detail") as? String == "changed")
+    }
+
     // MARK: Inheritance
 
     /// A constraint on a parent entity applies across its subentities: a `Dog` may not reuse the
