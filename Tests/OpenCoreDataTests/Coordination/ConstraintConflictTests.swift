@@ -354,6 +354,29 @@ struct ConstraintConflictTests {
         #expect(rows.first?.value(forKey: "detail") as? String == "changed")
     }
 
+    /// Values that move between rows in one save are no conflict: two saved categories swap
+    /// names, and a renamed one's old name goes to a new category. (SQLite checks its unique index
+    /// statement by statement; the store frees the moving values first.)
+    @Test(arguments: storeTypes)
+    func valuesMovingBetweenRowsInOneSave(storeType: String) throws {
+        let store = try TestStore(storeType, model: TestModels.constraints())
+        let context = store.newContext()
+        let swift = insertObject("Category", ["name": "Swift"], into: context)
+        let rust = insertObject("Category", ["name": "Rust"], into: context)
+        try context.save()
+        swift.setValue("Rust", forKey: "name")
+        rust.setValue("Swift", forKey: "name")
+        try context.save()
+        rust.setValue("Go", forKey: "name")
+        insertObject("Category", ["name": "Swift"], into: context)
+        try context.save()
+        let reader = store.newContext()
+        let rows = try fetch("Category", reader)
+        #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.objectID, $0.value(forKey: "name") as? String ?? "") })
+            .filter { $0.key == swift.objectID || $0.key == rust.objectID } == [swift.objectID: "Rust", rust.objectID: "Go"])
+        #expect(Set(rows.compactMap { $0.value(forKey: "name") as? String }) == ["Rust", "Go", "Swift"])
+    }
+
     // MARK: Inheritance
 
     /// A constraint on a parent entity applies across its subentities: a `Dog` may not reuse the

@@ -49,6 +49,7 @@ extension SQLiteStore {
                 try deleteRow(object, connection)
                 try rowWritten()
             }
+            try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
             for object in inserted {
                 try writeRow(object, insert: true, statement(mapping(of: object), insert: true), connection)
                 try rowWritten()
