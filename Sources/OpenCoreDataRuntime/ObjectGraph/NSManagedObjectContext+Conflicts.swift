@@ -33,6 +33,9 @@ extension NSManagedObjectContext {
             try _effectiveMergePolicy.resolve(mergeConflicts: conflicts)
             refreshLists()
         }
+        // Primary keys in the order objects were created, so "the first" object of a later
+        // conflict among saved objects (the lowest key) is the one created first.
+        insertedNow.sort { _creationOrder($0) < _creationOrder($1) }
         try obtainPermanentIDs(for: insertedNow)
         pass = 0
         while true {

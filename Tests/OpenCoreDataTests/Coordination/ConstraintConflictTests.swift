@@ -354,6 +354,34 @@ struct ConstraintConflictTests {
         #expect(rows.first?.value(forKey: "detail") as? String == "changed")
     }
 
+    /// Two saved objects changed to the same values in one save: one conflict without a database
+    /// object. Store trump keeps the first saved one and deletes the other (that Apple deletes a
+    /// saved object here, rather than reverting it, is our reading: not documented).
+    @Test(arguments: storeTypes)
+    func twoChangedObjectsInOneSave(storeType: String) throws {
+        let store = try TestStore(storeType, model: TestModels.constraints())
+        let context = store.newContext()
+        let swift = insertObject("Category", ["name": "Swift"], into: context)
+        let rust = insertObject("Category", ["name": "Rust", "rank": 2], into: context)
+        try context.save()
+        let before = try storeState(store)
+        swift.setValue("Go", forKey: "name")
+        rust.setValue("Go", forKey: "name")
+        let error = try #require(throws: OpenCoreDataError.self) { try context.save() }
+        let conflict = try #require(conflicts(error).first)
+        #expect(conflict.databaseObject == nil)
+        #expect(Set(conflict.conflictingObjects) == [swift, rust])
+        #expect(Set(conflict.conflictingSnapshots.compactMap { $0["name"] as? String }) == ["Swift", "Rust"])
+        #expect(try storeState(store) == before)
+
+        context.mergePolicy = NSMergeByPropertyStoreTrumpMergePolicy
+        try context.save()
+        let rows = try fetch("Category", store.newContext())
+        #expect(rows.count == 1)
+        #expect(rows.first?.objectID == swift.objectID)  // the first saved
+        #expect(rows.first?.value(forKey: "rank") as? Int32 == 2)  // merged in: Swift had none
+    }
+
     /// Values that move between rows in one save are no conflict: two saved categories swap
     /// names, and a renamed one's old name goes to a new category. (SQLite checks its unique index
     /// statement by statement; the store frees the moving values first.)
