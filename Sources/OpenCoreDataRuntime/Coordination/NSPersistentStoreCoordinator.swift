@@ -83,6 +83,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         if let configuration, managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw OpenCoreDataError(.persistentStoreInvalidType, "the model has no configuration named \(configuration)")
         }
+        try DerivationExpression.validate(managedObjectModel)  // before any file is created
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
         return try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
@@ -281,24 +282,30 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     private func executeSave(_ request: NSSaveChangesRequest, context: NSManagedObjectContext) throws {
-        var byStore: [ObjectIdentifier: (NSIncrementalStore, [Set<NSManagedObject>])] = [:]
-        func add(_ objects: Set<NSManagedObject>?, _ kind: Int) {
-            for object in objects ?? [] {
+        // With one store every object is in it: the request goes through as it is.
+        if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
+            if store.isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url) }
+            _ = try store.execute(request, with: context)
+            return
+        }
+        var byStore: [ObjectIdentifier: (NSIncrementalStore, [[NSManagedObject]])] = [:]
+        func add(_ objects: [NSManagedObject], _ kind: Int) {
+            for object in objects {
                 guard let store = object.objectID.persistentStore as? NSIncrementalStore else { continue }
                 let key = ObjectIdentifier(store)
                 if byStore[key] == nil { byStore[key] = (store, [[], [], [], []]) }
-                byStore[key]!.1[kind].insert(object)
+                byStore[key]!.1[kind].append(object)
             }
         }
-        add(request.insertedObjects, 0)
-        add(request.updatedObjects, 1)
-        add(request.deletedObjects, 2)
-        add(request.lockedObjects, 3)
-        for (store, sets) in byStore.values {
+        add(request.insertedList, 0)
+        add(request.updatedList, 1)
+        add(request.deletedList, 2)
+        add(request.lockedList, 3)
+        for (store, lists) in byStore.values {
             if store.isReadOnly {
                 throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url)
             }
-            let perStore = NSSaveChangesRequest(inserted: sets[0], updated: sets[1], deleted: sets[2], locked: sets[3])
+            let perStore = NSSaveChangesRequest(inserted: lists[0], updated: lists[1], deleted: lists[2], locked: lists[3])
             _ = try store.execute(perStore, with: context)
         }
     }
@@ -326,6 +333,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     package func obtainPermanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
         try lock.withLock {
             var result = objects.map(\.objectID)
+            // One store: check each entity once, then one call with every temporary object.
+            if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
+                var checked: Set<ObjectIdentifier> = []
+                var indices: [Int] = []
+                for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {
+                    if checked.insert(ObjectIdentifier(object.entity)).inserted, stores(for: object.entity).isEmpty {
+                        throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(object.entity.name ?? "?")", entityName: object.entity.name)
+                    }
+                    indices.append(i)
+                }
+                let ids = try store.obtainPermanentIDs(for: indices.count == objects.count ? objects : indices.map { objects[$0] })
+                guard ids.count == indices.count else {
+                    throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(ids.count) IDs for \(indices.count) objects")
+                }
+                for (i, id) in zip(indices, ids) { result[i] = id }
+                return result
+            }
             var byStore: [ObjectIdentifier: (NSIncrementalStore, [Int])] = [:]
             var storeForEntity: [ObjectIdentifier: NSIncrementalStore] = [:]
             for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {

@@ -137,6 +137,8 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
     /// `@unchecked Sendable` box: the conflicts hold managed objects, which (as with the `NSError`s
     /// Apple throws) are only used on their context's queue.
     private var _conflictList: UncheckedSendable<[Any]>?
+    /// The object, value and predicate of a validation error (see `OpenCoreDataError+Validation.swift`).
+    package var _validation: ValidationErrorDetails?
 
     public init(
         _ code: Code, _ message: String, entityName: String? = nil, key: String? = nil,
@@ -169,6 +171,7 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
         if !detailedErrors.isEmpty { info[NSDetailedErrorsKey] = detailedErrors.map { $0 as NSError } }
         if let underlyingError { info[NSUnderlyingErrorKey] = underlyingError as NSError }
         if let _conflictList { info[NSPersistentStoreSaveConflictsErrorKey] = _conflictList.value }
+        if let _validation { _validation.addUserInfo(to: &info) }
         return info
     }
 
@@ -196,6 +199,8 @@ public let NSValidationKeyErrorKey = "NSValidationErrorKey"
 public let NSValidationObjectErrorKey = "NSValidationErrorObject"
 /// Related Core Data documentation: [NSValidationValueErrorKey](https://developer.apple.com/documentation/coredata/nsvalidationvalueerrorkey)
 public let NSValidationValueErrorKey = "NSValidationErrorValue"
+/// Related Core Data documentation: [NSValidationPredicateErrorKey](https://developer.apple.com/documentation/coredata/nsvalidationpredicateerrorkey)
+public let NSValidationPredicateErrorKey = "NSValidationErrorPredicate"
 /// Related Core Data documentation: [NSAffectedStoresErrorKey](https://developer.apple.com/documentation/coredata/nsaffectedstoreserrorkey)
 public let NSAffectedStoresErrorKey = "NSAffectedStoresErrorKey"
 /// Related Core Data documentation: [NSAffectedObjectsErrorKey](https://developer.apple.com/documentation/coredata/nsaffectedobjectserrorkey)

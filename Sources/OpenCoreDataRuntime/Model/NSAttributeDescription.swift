@@ -10,8 +10,9 @@ import Foundation
 /// ```
 ///
 /// Values are held as Swift values of one canonical type per attribute type: `Int16`, `Int32`,
-/// `Int64`, `Decimal`, `Double`, `Float`, `String`, `Bool`, `Date`, `Data`, `UUID`, `URL`, and for
-/// transformable attributes (until value transformers land) `Data`.
+/// `Int64`, `Decimal`, `Double`, `Float`, `String`, `Bool`, `Date`, `Data`, `UUID`, `URL`; a
+/// transformable attribute holds the value as set, and its ``valueTransformerName`` transformer
+/// (``NSSecureUnarchiveFromDataTransformer`` when nil) turns it into `Data` for the store.
 ///
 /// - Note: Linux: `attributeValueClassName` names the Swift type (`"Int16"`, `"String"`), not an
 ///   Objective-C class.
@@ -39,7 +40,12 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     open var preservesValueInHistoryOnDeletion: Bool = false
     /// Whether CloudKit encrypts the value (stored, no effect on Linux).
     open var allowsCloudEncryption: Bool = false
-    /// The name of the value transformer for a transformable attribute.
+    /// The name of the value transformer for a transformable attribute; `nil` means
+    /// ``NSValueTransformerName/secureUnarchiveFromDataTransformerName``. The transformer must be
+    /// registered with ``ValueTransformer/setValueTransformer(_:forName:)`` before objects are saved
+    /// or fetched; a missing one fails the save (or the fetch) with a clear error.
+    ///
+    /// Related Core Data documentation: [valueTransformerName](https://developer.apple.com/documentation/coredata/nsattributedescription/valuetransformername)
     open var valueTransformerName: String?
 
     public override init() { super.init() }
@@ -67,7 +73,8 @@ extension NSAttributeType {
         case .stringAttributeType: "String"
         case .booleanAttributeType: "Bool"
         case .dateAttributeType: "Date"
-        case .binaryDataAttributeType, .transformableAttributeType: "Data"
+        case .binaryDataAttributeType: "Data"
+        case .transformableAttributeType: nil  // the model's custom class, when it names one
         case .UUIDAttributeType: "UUID"
         case .URIAttributeType: "URL"
         case .objectIDAttributeType: "NSManagedObjectID"

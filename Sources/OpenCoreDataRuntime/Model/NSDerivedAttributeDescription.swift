@@ -10,9 +10,21 @@ import Foundation
 /// photoCount.derivationExpression = NSExpression(forKeyPath: "photos.@count")
 /// ```
 ///
-/// - Note: Linux: model files keep the expression's source text (``_derivationExpressionFormat``);
-///   ``derivationExpression`` is set only for plain key paths until the expression parser lands.
-///   Stores do not yet maintain derived values.
+/// The context computes the value when it saves (for inserted and updated objects, and for objects
+/// whose related objects changed so that the value is stale) and stores it as an ordinary column, so
+/// predicates and sort descriptors use it like any attribute. A refresh reads the saved value.
+/// Supported expressions: to-one key paths (`category.name`), `@count`/`@sum`/`@avg`/`@min`/`@max`
+/// over one to-many relationship (`articles.@count`, `articles.views.@sum`), `now()`, and
+/// `canonical:`/`lowercase:`/`uppercase:` of a string key path. Adding a store fails with
+/// `persistentStoreIncompatibleSchema` for any other expression, naming the entity and attribute.
+///
+/// - Note: Linux: Apple's SQLite store computes derived values in SQL triggers when it writes; here the
+///   context computes them before the write, for both stores, and the in-memory object shows the new
+///   value right after `save()`. Values are computed after `willSave()` runs, so they include what a
+///   `willSave()` override changes. Setting a derived attribute through
+///   `setValue(_:forKey:)` or an accessor is ignored and logged; `setCheckedValue(_:forKey:)` throws.
+///   A stale value is found through inverse relationships: a path through a relationship without an
+///   inverse is recomputed only when the object itself changes.
 ///
 /// Related Core Data documentation: [NSDerivedAttributeDescription](https://developer.apple.com/documentation/coredata/nsderivedattributedescription)
 open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
@@ -21,11 +33,15 @@ open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sen
     /// Related Core Data documentation: [derivationExpression](https://developer.apple.com/documentation/coredata/nsderivedattributedescription/derivationexpression)
     open var derivationExpression: NSExpression? {
         didSet {
-            if let derivationExpression, derivationExpression.expressionType == .keyPath {
-                _derivationExpressionFormat = derivationExpression.keyPath
+            if let derivationExpression {
+                _derivationExpressionFormat = derivationExpression.expressionType == .keyPath
+                    ? derivationExpression.keyPath : derivationExpression.description
             }
         }
     }
+
+    /// The checked form of ``derivationExpression`` and the expression it was made from.
+    package let _derivationCache = Locked<(expression: NSExpression?, derivation: DerivationExpression)?>(nil)
 
     /// The expression's format string (`predicateFormat`), as written in a model file.
     package var _derivationExpressionFormat: String?

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A description of an entity: its name, class, properties and place in an inheritance tree.
 ///
@@ -188,12 +189,19 @@ package final class EntityLayout: @unchecked Sendable {
     package let storedAttributeSlots: [Int]
     /// Slots that hold relationships.
     package let relationshipSlots: [Int]
+    /// Slots of stored transformable attributes (their values pass through a value transformer).
+    package let transformableSlots: [Int]
+    /// Slots of derived attributes (read-only; computed at save).
+    package let derivedSlots: [Int]
     /// Slots of stored properties that must have a value at save (required attributes and to-ones).
     package let requiredSlots: [Int]
     /// The values a new object starts with (defaults; empty to-many lists), computed once and shared
     /// copy-on-write by every new object and fault.
     package let initialValues: ContiguousArray<Any?>
     private let classCache = Locked<NSManagedObject.Type?>(nil)
+    /// The cached class's metadata pointer once it is settled (0 before): read without the lock on
+    /// every object created and every fault made.
+    private let classBits = Atomic<UInt>(0)
 
     private static let counter = Locked<UInt32>(0)
 
@@ -216,6 +224,10 @@ package final class EntityLayout: @unchecked Sendable {
         relationships = props.map { $0 as? NSRelationshipDescription }
         storedAttributeSlots = props.indices.filter { props[$0] is NSAttributeDescription && !props[$0].isTransient }
         relationshipSlots = props.indices.filter { props[$0] is NSRelationshipDescription }
+        transformableSlots = props.indices.filter {
+            !props[$0].isTransient && (props[$0] as? NSAttributeDescription)?.attributeType == .transformableAttributeType
+        }
+        derivedSlots = props.indices.filter { props[$0] is NSDerivedAttributeDescription }
         var initial = ContiguousArray<Any?>(repeating: nil, count: props.count)
         for (slot, property) in props.enumerated() {
             if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {
@@ -234,21 +246,29 @@ package final class EntityLayout: @unchecked Sendable {
 
     /// The class that represents the entity (see NSEntityDescription's Linux note).
     package var managedObjectClass: NSManagedObject.Type {
-        if let cached = classCache.withLock({ $0 }) { return cached }
+        let bits = classBits.load(ordering: .relaxed)
+        if bits != 0 { return unsafeBitCast(bits, to: NSManagedObject.Type.self) }  // class metadata is immortal
+        if let cached = classCache.withLock({ $0 }) {
+            // NSManagedObject itself is not settled: a subclass seen later replaces it.
+            if cached != NSManagedObject.self { classBits.store(unsafeBitCast(cached, to: UInt.self), ordering: .relaxed) }
+            return cached
+        }
         let resolved = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
         if let resolved { classCache.withLock { $0 = resolved } }
         return resolved ?? NSManagedObject.self
     }
 
     /// Records the class that represents this entity, once the class is seen in use. Runs for every
-    /// object created, so the common case (the class is already known) costs one uncontended lock.
+    /// object created, so the common case (the class is already known) costs one atomic load.
     package func noteClass(_ cls: NSManagedObject.Type) {
+        if classBits.load(ordering: .relaxed) == unsafeBitCast(cls, to: UInt.self) { return }
         guard cls != NSManagedObject.self else { return }
         let isNew = classCache.withLock { cached -> Bool in
             if cached == cls { return false }
             if cached == nil || cached == NSManagedObject.self { cached = cls }
             return true
         }
+        if classCache.withLock({ $0 }) == cls { classBits.store(unsafeBitCast(cls, to: UInt.self), ordering: .relaxed) }
         guard isNew else { return }
         ManagedObjectClassRegistry.register(cls)
         ManagedObjectClassRegistry.noteEntity(entity, for: cls)

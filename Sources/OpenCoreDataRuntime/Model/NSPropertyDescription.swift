@@ -43,10 +43,20 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
 
     public override init() { super.init() }
 
-    /// Sets the validation predicates and the warnings reported when each fails.
+    /// Sets the validation predicates and the warnings reported when each fails. The save
+    /// evaluates each predicate with the property's value as `SELF` (`length >= 3`,
+    /// `SELF <= 100`, `SELF MATCHES "[A-Z].*"`) and reports a failure with Cocoa's code for the
+    /// bound it expresses, or `NSManagedObjectValidationError` with the warning as its message.
+    ///
+    /// Related Core Data documentation: [setValidationPredicates(_:withValidationWarnings:)](https://developer.apple.com/documentation/coredata/nspropertydescription/setvalidationpredicates(_:withvalidationwarnings:))
     open func setValidationPredicates(_ validationPredicates: [NSPredicate]?, withValidationWarnings warnings: [String]?) {
-        self.validationPredicates = validationPredicates ?? []
-        self.validationWarnings = warnings ?? []
+        _setValidationPredicates(validationPredicates ?? [], warnings: warnings ?? [])
+    }
+
+    /// Sets predicates with warnings of any kind (model files store Cocoa codes as numbers).
+    package func _setValidationPredicates(_ predicates: [NSPredicate], warnings: [Any]) {
+        validationPredicates = predicates
+        validationWarnings = warnings
     }
 
     open override var description: String {

@@ -167,6 +167,11 @@ struct XcodeModelBuilder {
             derived._derivationExpressionFormat = expression
             if let expression, Self.isPlainKeyPath(expression) {
                 derived.derivationExpression = NSExpression(forKeyPath: expression)
+            } else if let expression {
+                // A function (`canonical:(name)`, `now()`); one that does not parse stays nil and
+                // fails the store's load with the attribute named (see DerivationExpression).
+                derived.derivationExpression = try? NSExpression(validatingFormat: expression, argumentArray: [])
+                derived._derivationExpressionFormat = expression
             }
             attribute = derived
         } else {
@@ -176,6 +181,7 @@ struct XcodeModelBuilder {
         attribute.attributeType = type
         readCommonProperty(element, into: attribute)
         attribute.valueTransformerName = element["valueTransformerName"]
+        if type == .transformableAttributeType, let custom = element["customClassName"] { attribute.attributeValueClassName = custom }
         attribute.allowsExternalBinaryDataStorage = element.flag("allowsExternalBinaryDataStorage")
         attribute.preservesValueInHistoryOnDeletion = element.flag("preserveAfterDeletion")
         attribute.allowsCloudEncryption = element.flag("allowsCloudEncryption")
@@ -194,6 +200,7 @@ struct XcodeModelBuilder {
         extras.usesScalarValueType = element["usesScalarValueType"].map { $0 == "YES" }
         extras.compositeName = element["composite"]
         attribute._xcodeModelExtras = extras
+        attribute._setValidationPredicates(fromXcode: extras)
         return attribute
     }
 

@@ -9,7 +9,7 @@ extension NSManagedObject {
         if let snapshot = _snapshot {
             _values = snapshot
             _isFault = false
-            awakeFromFetch()
+            _awakeFromFetch()
             return
         }
         guard let context = _context else {
@@ -29,7 +29,7 @@ extension NSManagedObject {
         if _isFault {
             _values = values
             _isFault = false
-            awakeFromFetch()
+            _awakeFromFetch()
         }
     }
 

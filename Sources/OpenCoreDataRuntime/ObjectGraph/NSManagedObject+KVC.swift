@@ -31,12 +31,18 @@ extension NSManagedObject {
     /// that is not a property of the entity.
     public func checkedValue(forKey key: String) throws -> Any? {
         guard _layout.indexByName[key] != nil else { throw unknownKeyError(key) }
-        return value(forKey: key)
+        let value = value(forKey: key)
+        if var undecodable = (value as? UndecodableTransformedValue)?.error {
+            undecodable.objectID = objectID
+            throw undecodable
+        }
+        return value
     }
 
     /// Throwing twin of ``setValue(_:forKey:)``: throws for an unknown key or a value of the wrong type.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
         guard let slot = _layout.indexByName[key] else { throw unknownKeyError(key) }
+        if _layout.derivedSlots.contains(slot) { throw derivedAttributeError(key) }
         if let type = _layout.attributeTypes[slot], !ValueConversion.isAcceptable(value, for: type) {
             throw OpenCoreDataError(.managedObjectValidation, "value of type \(Swift.type(of: value!)) does not fit a \(type) attribute",
                                     entityName: entity.name, key: key, objectID: objectID)
@@ -94,10 +100,17 @@ extension NSManagedObject {
         guard let slot = _layout.indexByName[key] else { return }
         if _isFault { _fireFault() }
         if let type = _layout.attributeTypes[slot] {
-            _storeValue(ValueConversion.canonicalize(value, for: type), slot: slot)
+            _storeValue(ValueConversion.canonicalize(value, for: type), slot: slot, notifying: false)
         } else if let relationship = _layout.relationships[slot] {
-            _storeValue(Self._relationshipStorage(value, relationship), slot: slot)
+            _storeValue(Self._relationshipStorage(value, relationship), slot: slot, notifying: false)
         }
+    }
+
+    private func derivedAttributeError(_ key: String) -> OpenCoreDataError {
+        OpenCoreDataError(
+            .managedObjectValidation,
+            "\(entity.name ?? "?").\(key) is a derived attribute: it is read-only and computed when the context saves",
+            entityName: entity.name, key: key, objectID: objectID)
     }
 
     private func unknownKeyError(_ key: String) -> OpenCoreDataError {
@@ -115,7 +128,11 @@ extension NSManagedObject {
     }
 
     /// Sets a slot from a user-facing value: converts attributes, maintains inverses for relationships.
+    /// A derived attribute is read-only: the value is ignored and the misuse logged.
     package func _setPublicValue(_ value: Any?, slot: Int) {
+        if !_layout.derivedSlots.isEmpty, _layout.derivedSlots.contains(slot) {
+            return reportMisuse(derivedAttributeError(_layout.properties[slot].name).message)
+        }
         if _isFault { _fireFault() }
         if let type = _layout.attributeTypes[slot] {
             _storeValue(ValueConversion.canonicalize(value, for: type), slot: slot)
@@ -129,13 +146,15 @@ extension NSManagedObject {
         }
     }
 
-    /// Writes a canonical value into a slot and records the change.
-    package func _storeValue(_ value: Any?, slot: Int) {
+    /// Writes a canonical value into a slot and records the change (`notifying: false` for
+    /// primitive writes, which `willSave()` processing does not see as a new change).
+    package func _storeValue(_ value: Any?, slot: Int, notifying: Bool = true) {
         _values[slot] = value
-        _noteChange(slot: slot)
+        _noteChange(slot: slot, notifying: notifying)
     }
 
-    package func _noteChange(slot: Int) {
+    package func _noteChange(slot: Int, notifying: Bool = true) {
+        if notifying { _notifiedChangeCount &+= 1 }
         _changedSlots.insert(slot)
         if !_isInserted, !_isDeleted { _context?._objectDidChange(self) }
     }

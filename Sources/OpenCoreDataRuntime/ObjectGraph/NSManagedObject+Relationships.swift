@@ -28,6 +28,16 @@ extension NSManagedObject {
         return list
     }
 
+    /// Changes the list of a to-many slot in place and records the change when `body` returns true.
+    /// The slot lets go of the list while `body` runs, so the list's storage is not copied.
+    package func _mutateToMany(slot: Int, _ body: (inout ManagedObjectList) -> Bool) {
+        var list = _toMany(slot: slot)
+        _values[slot] = nil
+        let changed = body(&list)
+        _values[slot] = list
+        if changed { _noteChange(slot: slot) }
+    }
+
     /// Sets a to-one relationship and keeps the inverse consistent on both old and new destinations.
     package func _setToOne(_ newValue: NSManagedObject?, slot: Int) {
         let relationship = _layout.relationships[slot]!
@@ -54,23 +64,23 @@ extension NSManagedObject {
 
     /// Adds objects to a to-many relationship (the generated `addToX` accessors and mutable sets).
     package func _addToMany(_ objects: [NSManagedObject], slot: Int) {
-        var list = _toMany(slot: slot)
         let relationship = _layout.relationships[slot]!
         var added: [NSManagedObject] = []
-        for object in objects where !list.contains(object) { list.insert(object); added.append(object) }
-        guard !added.isEmpty else { return }
-        _storeValue(list, slot: slot)
+        _mutateToMany(slot: slot) { list in
+            for object in objects where !list.contains(object) { list.insert(object); added.append(object) }
+            return !added.isEmpty
+        }
         if let inverse = relationship.inverseRelationship { for object in added { object._inverseAdd(self, inverse: inverse) } }
     }
 
     /// Removes objects from a to-many relationship.
     package func _removeFromToMany(_ objects: [NSManagedObject], slot: Int) {
-        var list = _toMany(slot: slot)
         let relationship = _layout.relationships[slot]!
         var removed: [NSManagedObject] = []
-        for object in objects where list.contains(object) { list.remove(object); removed.append(object) }
-        guard !removed.isEmpty else { return }
-        _storeValue(list, slot: slot)
+        _mutateToMany(slot: slot) { list in
+            for object in objects where list.contains(object) { list.remove(object); removed.append(object) }
+            return !removed.isEmpty
+        }
         if let inverse = relationship.inverseRelationship { for object in removed { object._inverseRemove(self, inverse: inverse) } }
     }
 
@@ -79,10 +89,11 @@ extension NSManagedObject {
         guard let slot = _layout.indexByName[inverse.name] else { return }
         if _isFault { _fireFault() }
         if inverse.isToMany {
-            var list = _toMany(slot: slot)
-            guard !list.contains(source) else { return }
-            list.insert(source)
-            _storeValue(list, slot: slot)
+            _mutateToMany(slot: slot) { list in
+                guard !list.contains(source) else { return false }
+                list.insert(source)
+                return true
+            }
         } else {
             let previous = _toOne(slot: slot)
             if previous === source { return }
@@ -90,9 +101,10 @@ extension NSManagedObject {
             // The previous partner of a one-to-one loses us.
             if let previous, let back = inverse.inverseRelationship, let backSlot = previous._layout.indexByName[back.name] {
                 if back.isToMany {
-                    var list = previous._toMany(slot: backSlot)
-                    list.remove(self)
-                    previous._storeValue(list, slot: backSlot)
+                    previous._mutateToMany(slot: backSlot) { list in
+                        list.remove(self)
+                        return true
+                    }
                 } else if previous._toOne(slot: backSlot) === self {
                     previous._storeValue(nil, slot: backSlot)
                 }
@@ -105,10 +117,11 @@ extension NSManagedObject {
         guard let slot = _layout.indexByName[inverse.name] else { return }
         if _isFault { _fireFault() }
         if inverse.isToMany {
-            var list = _toMany(slot: slot)
-            guard list.contains(source) else { return }
-            list.remove(source)
-            _storeValue(list, slot: slot)
+            _mutateToMany(slot: slot) { list in
+                guard list.contains(source) else { return false }
+                list.remove(source)
+                return true
+            }
         } else if _toOne(slot: slot) === source {
             _storeValue(nil, slot: slot)
         }

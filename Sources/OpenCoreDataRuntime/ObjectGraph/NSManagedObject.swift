@@ -33,6 +33,12 @@ open class NSManagedObject: NSObject {
     package var _isDeleted = false
     /// The loader of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
     package var _batchLoader: FetchBatchLoader?
+    /// Counts changes made with change notifications (accessors, KVC, inverse maintenance), not
+    /// `setPrimitiveValue`; the save re-runs `willSave()` on objects whose count moved (see
+    /// `NSManagedObjectContext+Lifecycle.swift`).
+    package var _notifiedChangeCount = 0
+    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
+    package var _didAwakeFromInsert = false
 
     // MARK: Creating
 
@@ -145,21 +151,76 @@ open class NSManagedObject: NSObject {
     }
 
     // MARK: Lifecycle hooks (Apple's names; override points)
+    // When each hook runs is documented in `NSManagedObjectContext+Lifecycle.swift`.
 
-    /// Called once after the object is inserted in a context.
+    /// Called once, when the object is first inserted in a context. Set default values here with
+    /// `setPrimitiveValue(_:forKey:)`. Call `super`.
+    ///
+    /// Related Core Data documentation: [awakeFromInsert()](https://developer.apple.com/documentation/coredata/nsmanagedobject/awakefrominsert())
     open func awakeFromInsert() {}
-    /// Called after the object's values are loaded from the store.
+    /// Called when a fault fires and the object's values are loaded from the store. Change
+    /// tracking is off while it runs: values set here do not make the object updated.
+    ///
+    /// Related Core Data documentation: [awakeFromFetch()](https://developer.apple.com/documentation/coredata/nsmanagedobject/awakefromfetch())
     open func awakeFromFetch() {}
-    /// Called before the object is saved.
+    /// Called when the object's values were reset from a snapshot: `.rollback` after
+    /// `rollback()`, `.refresh` after `refresh(_:mergeChanges: true)`.
+    ///
+    /// Related Core Data documentation: [awake(fromSnapshotEvents:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/awake(fromsnapshotevents:))
+    open func awake(fromSnapshotEvents flags: NSSnapshotEventType) {}
+    /// Called at save for every inserted, updated and deleted object, before validation. Changes
+    /// made here through accessors make the save call `willSave()` again on the changed objects
+    /// (use `setPrimitiveValue(_:forKey:)` or compare before setting); after 100 rounds the save
+    /// throws instead of looping.
+    ///
+    /// Related Core Data documentation: [willSave()](https://developer.apple.com/documentation/coredata/nsmanagedobject/willsave())
     open func willSave() {}
-    /// Called after the object is saved.
+    /// Called after a save wrote the object (inserted, updated or deleted; check `isDeleted`).
+    ///
+    /// Related Core Data documentation: [didSave()](https://developer.apple.com/documentation/coredata/nsmanagedobject/didsave())
     open func didSave() {}
-    /// Called before the object turns into a fault.
+    /// Called before the object turns into a fault (refresh, reset, a saved deletion).
+    ///
+    /// Related Core Data documentation: [willTurnIntoFault()](https://developer.apple.com/documentation/coredata/nsmanagedobject/willturnintofault())
     open func willTurnIntoFault() {}
-    /// Called after the object turned into a fault.
+    /// Called after the object turned into a fault; its values are gone.
+    ///
+    /// Related Core Data documentation: [didTurnIntoFault()](https://developer.apple.com/documentation/coredata/nsmanagedobject/didturnintofault())
     open func didTurnIntoFault() {}
-    /// Called when the object is about to be deleted.
+    /// Called by `delete(_:)` before the delete rules run; also when the deletion is later rolled
+    /// back, so undo-sensitive work (removing files) belongs in `willSave()` when `isDeleted`.
+    ///
+    /// Related Core Data documentation: [prepareForDeletion()](https://developer.apple.com/documentation/coredata/nsmanagedobject/preparefordeletion())
     open func prepareForDeletion() {}
+
+    // MARK: Validation (override points; the model-level checks are in NSManagedObject+Validation.swift)
+
+    /// Validates the object before its insertion is saved. The default checks every property
+    /// against the model (``validateValue(_:forKey:)``). Override to add rules; call `super` first.
+    ///
+    /// Related Core Data documentation: [validateForInsert()](https://developer.apple.com/documentation/coredata/nsmanagedobject/validateforinsert())
+    open func validateForInsert() throws { try _validateForSave() }
+    /// Validates the object before its changes are saved; the default is as for inserts.
+    ///
+    /// Related Core Data documentation: [validateForUpdate()](https://developer.apple.com/documentation/coredata/nsmanagedobject/validateforupdate())
+    open func validateForUpdate() throws { try _validateForSave() }
+    /// Validates the object before its deletion is saved. The default fails when a relationship
+    /// with the deny delete rule still holds objects.
+    ///
+    /// Related Core Data documentation: [validateForDelete()](https://developer.apple.com/documentation/coredata/nsmanagedobject/validatefordelete())
+    open func validateForDelete() throws { try _validateForDelete() }
+    /// Validates `value` for the property `key`: the model's rules (required, bounds, regular
+    /// expression, validation predicates, value type), and coerces a valid value to the
+    /// property's type. Override it, switch on `key` and call `super`, to write what Apple calls
+    /// `validate<Key>(_:)`.
+    ///
+    /// - Note: Linux: Apple passes an `AutoreleasingUnsafeMutablePointer<AnyObject?>` and finds
+    ///   `validate<Key>:error:` methods by Objective-C selector; here the value is `inout Any?`
+    ///   (call it the same way: `try object.validateValue(&value, forKey: "name")`) and per-key
+    ///   rules go in an override of this method.
+    ///
+    /// Related Core Data documentation: [validateValue(_:forKey:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/validatevalue(_:forkey:))
+    open func validateValue(_ value: inout Any?, forKey key: String) throws { try _validateValue(&value, forKey: key) }
 
     // MARK: Access and change hooks
 
@@ -280,14 +341,18 @@ package enum ManagedObjectList {
     }
     package mutating func insert(_ object: NSManagedObject) {
         switch self {
-        case .unordered(var s): s.insert(object); self = .unordered(s)
-        case .ordered(var a): if !a.contains(where: { $0 === object }) { a.append(object) }; self = .ordered(a)
+        // `self` lets go of the storage first, so the insert does not copy it (O(1), not O(n)).
+        case .unordered(var s): self = .ordered([]); s.insert(object); self = .unordered(s)
+        case .ordered(var a):
+            self = .ordered([])
+            if !a.contains(where: { $0 === object }) { a.append(object) }
+            self = .ordered(a)
         }
     }
     package mutating func remove(_ object: NSManagedObject) {
         switch self {
-        case .unordered(var s): s.remove(object); self = .unordered(s)
-        case .ordered(var a): a.removeAll { $0 === object }; self = .ordered(a)
+        case .unordered(var s): self = .ordered([]); s.remove(object); self = .unordered(s)
+        case .ordered(var a): self = .ordered([]); a.removeAll { $0 === object }; self = .ordered(a)
         }
     }
     /// The value `value(forKey:)` returns: `Set<NSManagedObject>` or `NSOrderedSet`.

@@ -40,8 +40,7 @@ extension NSManagedObjectContext {
         pass = 0
         while true {
             let request = NSSaveChangesRequest(
-                inserted: Set(insertedNow), updated: Set(updatedNow.filter(\.hasPersistentChangedValues)),
-                deleted: Set(deletedNow), locked: nil)
+                inserted: insertedNow, updated: updatedNow.filter(\.hasPersistentChangedValues), deleted: deletedNow)
             do {
                 _ = try coordinator.execute(request, with: self)
                 return

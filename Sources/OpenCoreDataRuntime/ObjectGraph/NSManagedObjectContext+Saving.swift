@@ -23,7 +23,9 @@ extension NSManagedObjectContext {
     /// (the context then still holds its changes).
     ///
     /// Throws ``OpenCoreDataError``: validation errors (`validationMissingMandatoryProperty`, grouped
-    /// as `validationMultipleErrors` with `NSDetailedErrorsKey`), store errors, conflicts.
+    /// as `validationMultipleErrors` with `NSDetailedErrorsKey`), store errors, conflicts; an error
+    /// thrown by an override of `validateForInsert()`/`validateForUpdate()`/`validateForDelete()`/
+    /// `validateValue(_:forKey:)` as it is when it is the only one.
     ///
     /// Related Core Data documentation: [save()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/save())
     public func save() throws {
@@ -35,14 +37,16 @@ extension NSManagedObjectContext {
         guard hasChanges else { return }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        try _runWillSave()  // NSManagedObjectContext+Lifecycle.swift
+        try _updateDerivedAttributes()  // after willSave, so what willSave changes is derived from
 
         var insertedNow = Array(inserted.values)
         var updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
         var deletedNow = Array(deleted.values)
 
-        try validate(insertedNow + updatedNow, deleted: deletedNow)
-        for object in insertedNow + updatedNow + deletedNow { object.willSave() }
+        try _validateForSave(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
 
+        try TransformableValues.checkStorable(insertedNow + updatedNow)  // before anything is written
         // Constraint and optimistic-locking conflicts go to the merge policy (+Conflicts.swift).
         try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
 
@@ -69,60 +73,7 @@ extension NSManagedObjectContext {
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
             NSInsertedObjectsKey: Set(insertedNow), NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: Set(deletedNow),
         ])
-    }
-
-    /// Checks what Apple's `validateForInsert`/`validateForUpdate`/`validateForDelete` check here:
-    /// required properties, the count limits of to-many relationships, and deny delete rules.
-    /// Throws one error, or `validationMultipleErrors` grouping them in `detailedErrors`.
-    private func validate(_ objects: [NSManagedObject], deleted: [NSManagedObject]) throws {
-        var errors: [OpenCoreDataError] = []
-        func fail(_ code: OpenCoreDataError.Code, _ message: String, _ object: NSManagedObject, _ key: String) {
-            errors.append(OpenCoreDataError(code, message, entityName: object.entity.name, key: key, objectID: object.objectID))
-        }
-        for object in objects {
-            // A to-one slot holds an object or an object ID; either counts as a value.
-            for slot in object._layout.requiredSlots where object._values[slot] == nil {
-                let property = object._layout.properties[slot]
-                fail(.validationMissingMandatoryProperty, "\(property.name) is a required value", object, property.name)
-            }
-            for slot in object._layout.relationshipSlots {
-                let relationship = object._layout.relationships[slot]!
-                guard relationship.isToMany, !relationship.isTransient else { continue }
-                // A to-many relationship: an optional one may be empty; otherwise its count must lie
-                // within minCount...maxCount (maxCount 0: no limit). Unloaded relationships of
-                // updated objects are only loaded when there is a limit to check.
-                let minimum = relationship.isOptional ? relationship.minCount : max(relationship.minCount, 1)
-                guard minimum > 0 || relationship.maxCount > 1 else { continue }
-                if !object._isInserted, !object._changedSlots.contains(slot) { continue }
-                let count = object._toMany(slot: slot).count
-                if count == 0, relationship.isOptional { continue }
-                if count < minimum {
-                    fail(.validationRelationshipLacksMinimumCount,
-                         "\(relationship.name) holds \(count) objects, fewer than its minimum of \(minimum)", object, relationship.name)
-                } else if relationship.maxCount > 1, count > relationship.maxCount {
-                    fail(.validationRelationshipExceedsMaximumCount,
-                         "\(relationship.name) holds \(count) objects, more than its maximum of \(relationship.maxCount)",
-                         object, relationship.name)
-                }
-            }
-        }
-        for object in deleted {
-            for slot in object._layout.relationshipSlots {
-                let relationship = object._layout.relationships[slot]!
-                guard relationship.deleteRule == .denyDeleteRule else { continue }
-                let destinations = relationship.isToMany
-                    ? object._toMany(slot: slot).objects : object._toOne(slot: slot).map { [$0] } ?? []
-                // Destinations deleted in the same save do not count: they leave with the object.
-                if destinations.contains(where: { !$0._isDeleted }) {
-                    fail(.validationRelationshipDeniedDelete,
-                         "\(relationship.name) is not empty and its delete rule is deny", object, relationship.name)
-                }
-            }
-        }
-        if errors.count == 1 { throw errors[0] }
-        if errors.count > 1 {
-            throw OpenCoreDataError(.validationMultipleErrors, "multiple validation errors occurred", detailedErrors: errors)
-        }
+        _turnSavedDeletionsIntoFaults(deletedNow)
     }
 }
 
@@ -130,6 +81,7 @@ extension NSManagedObject {
     /// The values to keep as the committed snapshot: to-one relationships as object IDs,
     /// to-many relationships left out (they reload from the store).
     package func _committedSnapshot() -> ContiguousArray<Any?> {
+        if _layout.relationshipSlots.isEmpty { return _values }  // shares the storage until either changes
         var snapshot = _values
         for slot in _layout.relationshipSlots {
             if _layout.relationships[slot]!.isToMany { snapshot[slot] = nil; continue }

@@ -58,7 +58,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID: weak unless the object has changes (then also in a change set).
-    package var registry: [NSManagedObjectID: WeakObject] = [:]
+    package var registry = ObjectRegistry()
     private var registrySweepThreshold = 1024
     package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     package var changed: [ObjectIdentifier: NSManagedObject] = [:]
@@ -133,7 +133,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Drops registry entries whose objects are gone; runs when the registry doubles.
     private func sweepRegistry() {
-        registry = registry.filter { $0.value.object != nil }
+        registry.sweep()
         registrySweepThreshold = max(1024, registry.count * 2)
     }
 
@@ -184,8 +184,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard inserted[key] == nil, object.objectID.isTemporaryID else { return }
         inserted[key] = object
         object._isInserted = true
+        object._isDeleted = false  // an unsaved object deleted and inserted again
         register(object)
-        object.awakeFromInsert()
+        if !object._didAwakeFromInsert { object._didAwakeFromInsert = true; object.awakeFromInsert() }
     }
 
     /// Marks `object` for deletion at the next save (an unsaved inserted object is simply dropped).
@@ -265,7 +266,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._isInserted = false
             object._context = nil
         }
-        for object in Array(changed.values) + Array(deleted.values) {
+        let restored = Array(changed.values) + Array(deleted.values)
+        for object in restored {
             object._isDeleted = false
             object._changedSlots.removeAll()
             if let snapshot = object._snapshot, !object._isFault { object._values = snapshot }
@@ -273,6 +275,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         inserted.removeAll()
         changed.removeAll()
         deleted.removeAll()
+        for object in restored where !object._isFault { object.awake(fromSnapshotEvents: .rollback) }
     }
 
     /// Forgets every object; the objects the context held become unusable.
@@ -282,6 +285,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for entry in registry.values {
             guard let object = entry.object else { continue }
             object._context = nil
+            object._turnIntoFaultForReset()
         }
         registry.removeAll()
         inserted.removeAll()
@@ -313,6 +317,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._values = values
             object._snapshot = node.slotValues
             object._version = Int64(node.version)
+            object.awake(fromSnapshotEvents: .refresh)
             return
         }
         changed[ObjectIdentifier(object)] = nil
@@ -385,8 +390,3 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 }
 
-/// A weak reference kept in a context's registry.
-package struct WeakObject {
-    package weak var object: NSManagedObject?
-    package init(_ object: NSManagedObject) { self.object = object }
-}

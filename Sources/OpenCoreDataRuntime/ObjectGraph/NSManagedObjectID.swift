@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A compact, universal identifier for a managed object.
 ///
@@ -30,7 +31,7 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     private let storeKey: ObjectIdentifier?
     private let cachedHash: Int
 
-    private static let temporaryCounter = Locked<UInt64>(0)
+    private static let temporaryCounter = Atomic<UInt64>(0)
     private static let temporaryPrefix = UUID().uuidString
 
     package init(entity: NSEntityDescription, store: NSPersistentStore?, reference: Reference) {
@@ -46,7 +47,7 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     }
 
     package static func makeTemporary(for entity: NSEntityDescription) -> NSManagedObjectID {
-        let n = temporaryCounter.withLock { $0 += 1; return $0 }
+        let n = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
         return NSManagedObjectID(entity: entity, store: nil, reference: .temporary(n))
     }
 
@@ -95,6 +96,12 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
 
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSManagedObjectID else { return false }
+        return _isSameID(as: other)
+    }
+
+    /// `isEqual(_:)` without the cast, for the context's registry.
+    @inline(__always)
+    package func _isSameID(as other: NSManagedObjectID) -> Bool {
         if other === self { return true }
         return other.cachedHash == cachedHash && other.reference == reference && other.storeKey == storeKey
             && other.entity.rootEntity === entity.rootEntity

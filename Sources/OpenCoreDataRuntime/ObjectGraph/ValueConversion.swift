@@ -22,7 +22,7 @@ package enum ValueConversion {
         case .booleanAttributeType: value as? Bool
         case .stringAttributeType: value as? String
         case .dateAttributeType: value as? Date
-        case .binaryDataAttributeType, .transformableAttributeType: value as? Data
+        case .binaryDataAttributeType: value as? Data
         case .UUIDAttributeType: value as? UUID
         case .decimalAttributeType: value as? Decimal
         case .URIAttributeType: value as? URL
@@ -48,7 +48,9 @@ package enum ValueConversion {
             return double(value).map { Decimal($0) }
         case .stringAttributeType: return value as? String ?? (value as? NSString).map { String($0) }
         case .dateAttributeType: return value as? Date ?? (value as? NSDate).map { Date(timeIntervalSinceReferenceDate: $0.timeIntervalSinceReferenceDate) }
-        case .binaryDataAttributeType, .transformableAttributeType: return value as? Data ?? (value as? NSData).map { Data($0) }
+        case .binaryDataAttributeType: return value as? Data ?? (value as? NSData).map { Data($0) }
+        // A transformable attribute holds the user's value; its transformer makes it Data at save.
+        case .transformableAttributeType: return value
         case .UUIDAttributeType:
             if let u = value as? UUID { return u }
             if let s = value as? String { return UUID(uuidString: s) }
@@ -112,8 +114,18 @@ package enum ValueConversion {
 
     package static func unwrap(_ value: Any?) -> Any? {
         guard let value else { return nil }
+        // Only an `Optional` boxed in `Any` needs unwrapping. The protocol cast below costs hundreds
+        // of instructions (a conformance lookup), so the metadata kind is checked first.
+        guard isOptionalType(type(of: value)) else { return value }
         if let optional = value as? any _OptionalValue { return optional._wrapped }
         return value
+    }
+
+    /// Whether `type` is an `Optional`: its metadata's first word is the kind, and Swift's stable
+    /// ABI gives `Optional` the kind 0x202 (`MetadataKind::Optional`) on every platform.
+    @inline(__always)
+    package static func isOptionalType(_ type: any Any.Type) -> Bool {
+        unsafeBitCast(type, to: UnsafeRawPointer.self).load(as: UInt.self) == 0x202
     }
 
     package static func int64(_ value: Any) -> Int64? {

@@ -188,21 +188,39 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
 ///
 /// Related Core Data documentation: [NSSaveChangesRequest](https://developer.apple.com/documentation/coredata/nssavechangesrequest)
 open class NSSaveChangesRequest: NSPersistentStoreRequest {
+    /// The objects as the context hands them over; stores read these (no set is built per save).
+    package let insertedList: [NSManagedObject]
+    package let updatedList: [NSManagedObject]
+    package let deletedList: [NSManagedObject]
+    package let lockedList: [NSManagedObject]
+    private var sets: [Set<NSManagedObject>?] = [nil, nil, nil, nil]
+
     /// Objects to insert.
-    open private(set) var insertedObjects: Set<NSManagedObject>?
+    open var insertedObjects: Set<NSManagedObject>? { cachedSet(0, insertedList) }
     /// Objects to update.
-    open private(set) var updatedObjects: Set<NSManagedObject>?
+    open var updatedObjects: Set<NSManagedObject>? { cachedSet(1, updatedList) }
     /// Objects to delete.
-    open private(set) var deletedObjects: Set<NSManagedObject>?
+    open var deletedObjects: Set<NSManagedObject>? { cachedSet(2, deletedList) }
     /// Objects whose rows must not have changed since they were fetched.
-    open private(set) var lockedObjects: Set<NSManagedObject>?
+    open var lockedObjects: Set<NSManagedObject>? { cachedSet(3, lockedList) }
     open override var requestType: NSPersistentStoreRequestType { .saveRequestType }
 
-    public init(inserted: Set<NSManagedObject>?, updated: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?, locked: Set<NSManagedObject>?) {
-        insertedObjects = inserted
-        updatedObjects = updated
-        deletedObjects = deleted
-        lockedObjects = locked
+    public convenience init(inserted: Set<NSManagedObject>?, updated: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?, locked: Set<NSManagedObject>?) {
+        self.init(inserted: Array(inserted ?? []), updated: Array(updated ?? []), deleted: Array(deleted ?? []), locked: Array(locked ?? []))
+    }
+
+    package init(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], locked: [NSManagedObject] = []) {
+        insertedList = inserted
+        updatedList = updated
+        deletedList = deleted
+        lockedList = locked
         super.init()
+    }
+
+    private func cachedSet(_ index: Int, _ list: [NSManagedObject]) -> Set<NSManagedObject>? {
+        if let built = sets[index] { return built }
+        let built = Set(list)
+        sets[index] = built
+        return built
     }
 }

@@ -106,6 +106,7 @@ package enum PredicateKeyPath {
             default: return nil
             }
         }
+        if key == "length", let data = value as? Data { return data.count }  // NSData.length
         if key == "description" { return String(describing: value) }
         // Plain Swift values: stored properties by name.
         for child in Mirror(reflecting: value).children where child.label == key { return child.value }

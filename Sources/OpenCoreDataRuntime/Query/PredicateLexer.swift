@@ -51,15 +51,29 @@ package struct PredicateLexer {
         chars = Array(format)
     }
 
+    /// The tokens of `format`. Apps build the same few format strings over and over with new
+    /// arguments (`"%K == %@"` in a lookup loop), and tokens do not depend on the arguments, so the
+    /// tokens of recent format strings are kept (up to ``cacheLimit`` strings; the cache empties when full).
     package static func tokenize(_ format: String) throws -> [PredicateToken] {
+        if let cached = cache.withLock({ $0[format] }) { return cached }
         var lexer = PredicateLexer(format)
         var tokens: [PredicateToken] = []
         while true {
             let token = try lexer.next()
             tokens.append(token)
-            if token.kind == .end { return tokens }
+            if token.kind == .end { break }
         }
+        if format.utf8.count <= 1_024 {
+            cache.withLock { cache in
+                if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+                cache[format] = tokens
+            }
+        }
+        return tokens
     }
+
+    package static let cacheLimit = 512
+    private static let cache = Locked<[String: [PredicateToken]]>([:])
 
     private func peek(_ ahead: Int = 0) -> Character? {
         index + ahead < chars.count ? chars[index + ahead] : nil

@@ -60,7 +60,9 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         var objects: [NSManagedObject] = []
         for (id, row) in rows {
             guard id.entity === entity || (request.includesSubentities && id.entity.isKindOf(entity: entity)) else { continue }
-            let object = context._registerFetchedObject(objectID: id, values: node(row), version: row.version, asFault: true)
+            let values = node(row, entity: id.entity)
+            try TransformableValues.checkDecoded(values, layout: id.entity.layout, objectID: id)
+            let object = context._registerFetchedObject(objectID: id, values: values, version: row.version, asFault: true)
             if let predicate = request.predicate, !predicate.evaluate(with: object) { continue }
             objects.append(object)
         }
@@ -80,22 +82,22 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
 
     private func executeSave(_ request: NSSaveChangesRequest) throws {
         var staged = rows
-        for object in request.insertedObjects ?? [] {
+        for object in request.insertedList {
             guard staged[object.objectID] == nil else {
                 throw OpenCoreDataError(.persistentStoreSave, "an object with this ID already exists", entityName: object.entity.name, objectID: object.objectID)
             }
-            staged[object.objectID] = Row(values: rowValues(of: object, previous: nil), version: 1)
+            staged[object.objectID] = Row(values: try rowValues(of: object, previous: nil), version: 1)
         }
-        for object in request.updatedObjects ?? [] {
+        for object in request.updatedList {
             guard let row = staged[object.objectID] else {
                 if object._version > 0 { throw conflict(object) }  // deleted since it was read
                 throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object.objectID)
             }
             // Optimistic locking, as SQLite's `Z_OPT` check: the row must still be at the version read.
             guard object._version == 0 || row.version == object._version else { throw conflict(object) }
-            staged[object.objectID] = Row(values: rowValues(of: object, previous: row.values), version: row.version + 1)
+            staged[object.objectID] = Row(values: try rowValues(of: object, previous: row.values), version: row.version + 1)
         }
-        for object in request.deletedObjects ?? [] {
+        for object in request.deletedList {
             if object._version > 0, staged[object.objectID]?.version != object._version { throw conflict(object) }
             staged[object.objectID] = nil
         }
@@ -109,7 +111,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
             entityName: object.entity.name, objectID: object.objectID)
     }
 
-    private func rowValues(of object: NSManagedObject, previous: ContiguousArray<Any?>?) -> ContiguousArray<Any?> {
+    private func rowValues(of object: NSManagedObject, previous: ContiguousArray<Any?>?) throws -> ContiguousArray<Any?> {
         var values = object._committedSnapshot()
         for slot in object._layout.relationshipSlots where object._layout.relationships[slot]!.isToMany {
             if let list = object._values[slot] as? ManagedObjectList {
@@ -119,13 +121,15 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
             }
         }
         for slot in values.indices where object._layout.properties[slot].isTransient { values[slot] = nil }
+        try TransformableValues.encode(&values, layout: object._layout, objectID: object.objectID)
         return values
     }
 
-    /// A row's values as a node carries them: to-many slots empty.
-    private func node(_ row: Row) -> ContiguousArray<Any?> {
+    /// A row's values as a node carries them: to-many slots empty, transformable values read back.
+    private func node(_ row: Row, entity: NSEntityDescription) -> ContiguousArray<Any?> {
         var values = row.values
         for (slot, value) in values.enumerated() where value is [NSManagedObjectID] { values[slot] = nil }
+        TransformableValues.decode(&values, layout: entity.layout)
         return values
     }
 
@@ -133,7 +137,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         guard let row = rows[objectID] else {
             throw OpenCoreDataError(.persistentStoreOperation, "the store has no object with this ID", entityName: objectID.entity.name, objectID: objectID)
         }
-        return NSIncrementalStoreNode(objectID: objectID, slotValues: node(row), version: UInt64(row.version))
+        return NSIncrementalStoreNode(objectID: objectID, slotValues: node(row, entity: objectID.entity), version: UInt64(row.version))
     }
 
     override func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,

@@ -302,8 +302,9 @@ final class SQLiteQuery {
 
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
         // Decimals are stored as text and compare numerically only in memory; object IDs and
-        // composites have no comparable column value.
-        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .undefinedAttributeType].contains(type)
+        // composites have no comparable column value; transformable columns hold transformer output.
+        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .transformableAttributeType,
+                .undefinedAttributeType].contains(type)
         else { return nil }
         // Integer and boolean columns compare numerically with any number, as in memory: bind the number itself
         // rather than the attribute's type, which would truncate 30.5 to 30 or wrap 70000 in an Int16.

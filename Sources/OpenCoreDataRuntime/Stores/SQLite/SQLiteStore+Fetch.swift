@@ -88,6 +88,8 @@ extension SQLiteStore {
             while try statement.step() {
                 guard let rowMapping = schema.mapping(forNumber: statement.int64(1)) else { continue }
                 let values = decodeRow(statement, mapping: rowMapping, offset: 0)
+                try TransformableValues.checkDecoded(
+                    values, layout: rowMapping.entity.layout, objectID: rowID(entity: rowMapping.entity, pk: statement.int64(0)))
                 rows.append(dictionary(values, entity: rowMapping.entity, request: request))
             }
             return rows
@@ -107,6 +109,7 @@ extension SQLiteStore {
             guard let rowMapping = lastMapping else { continue }
             let values = decodeRow(statement, mapping: rowMapping, offset: 0)
             let id = rowID(entity: rowMapping.entity, pk: statement.int64(0))
+            try TransformableValues.checkDecoded(values, layout: rowMapping.entity.layout, objectID: id)
             objects.append(
                 context._registerFetchedObject(
                     objectID: id, values: values, version: statement.int64(2), asFault: asFault))

@@ -17,9 +17,8 @@ extension SQLiteStore {
             }
         }
         // Rows go in primary-key order (appends to the table's B-tree); keys are read once.
-        let byKey = { (objects: Set<NSManagedObject>?) -> [NSManagedObject] in
-            guard let objects, !objects.isEmpty else { return [] }
-            let list = Array(objects)
+        let byKey = { (list: [NSManagedObject]) -> [NSManagedObject] in
+            guard !list.isEmpty else { return [] }
             var keys = list.map { $0.objectID.primaryKey ?? 0 }
             var order = Array(list.indices)
             order.sort { keys[$0] < keys[$1] }
@@ -41,9 +40,9 @@ extension SQLiteStore {
             }
             return made
         }
-        let inserted = byKey(request.insertedObjects)
-        let updated = byKey(request.updatedObjects)
-        let deleted = byKey(request.deletedObjects)
+        let inserted = byKey(request.insertedList)
+        let updated = byKey(request.updatedList)
+        let deleted = byKey(request.deletedList)
         let written = try connection.writeTransaction { () throws -> NSDictionary? in
             for object in deleted {
                 try deleteRow(object, connection)
@@ -112,6 +111,10 @@ extension SQLiteStore {
         for slot in mapping.slots {
             let value = slot.slot < values.count ? values[slot.slot] : nil
             switch slot.kind {
+            case .attribute(.transformableAttributeType):
+                let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
+                bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
+                index += 1
             case .attribute(let type):
                 bindAttribute(value, type, statement, index)
                 index += 1

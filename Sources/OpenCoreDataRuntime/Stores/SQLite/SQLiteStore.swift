@@ -211,6 +211,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             let column = offset + 3 + Int32(slot.column)
             if statement.isNull(column) { continue }
             switch slot.kind {
+            case .attribute(.transformableAttributeType):
+                let attribute = mapping.entity.layout.properties[slot.slot] as! NSAttributeDescription
+                values[slot.slot] = TransformableValues.value(fromStored: statement.blob(column), attribute: attribute)
             case .attribute(let type):
                 values[slot.slot] = decodeAttribute(statement, column, type)
             case .toOne(let destination, let entityColumn):
@@ -307,15 +310,18 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     /// Binds an attribute value straight to a statement (the save hot path).
     @inline(__always)
     func bindAttribute(_ value: Any?, _ type: NSAttributeType, _ statement: SQLiteStatement, _ index: Int32) {
-        switch (type, value) {
-        case (_, nil): statement.bindNull(index)
-        case (.integer64AttributeType, let v as Int64): statement.bind(v, index)
-        case (.integer32AttributeType, let v as Int32): statement.bind(Int64(v), index)
-        case (.integer16AttributeType, let v as Int16): statement.bind(Int64(v), index)
-        case (.doubleAttributeType, let v as Double): statement.bind(v, index)
-        case (.stringAttributeType, let v as String): statement.bind(v, index)
-        case (.dateAttributeType, let v as Date): statement.bind(v.timeIntervalSinceReferenceDate, index)
-        default: statement.bind(Self.sqliteValue(value, type), index)
+        // One cast to the attribute's canonical type; anything else takes the general conversion.
+        guard let value else { return statement.bindNull(index) }
+        switch type {
+        case .integer64AttributeType: if let v = value as? Int64 { return statement.bind(v, index) }
+        case .integer32AttributeType: if let v = value as? Int32 { return statement.bind(Int64(v), index) }
+        case .integer16AttributeType: if let v = value as? Int16 { return statement.bind(Int64(v), index) }
+        case .booleanAttributeType: if let v = value as? Bool { return statement.bind(Int64(v ? 1 : 0), index) }
+        case .doubleAttributeType: if let v = value as? Double { return statement.bind(v, index) }
+        case .stringAttributeType: if let v = value as? String { return statement.bind(v, index) }
+        case .dateAttributeType: if let v = value as? Date { return statement.bind(v.timeIntervalSinceReferenceDate, index) }
+        default: break
         }
+        statement.bind(Self.sqliteValue(value, type), index)
     }
 }

@@ -1,0 +1,179 @@
+import Foundation
+
+// The default implementations of `validateForInsert()`, `validateForUpdate()`,
+// `validateForDelete()` and `validateValue(_:forKey:)` (declared, overridable, in
+// NSManagedObject.swift): the model-level rules.
+//
+// Per-key rules (Apple's `validate<Key>(_:)`, found there by selector name) are written on Linux
+// as an override of `validateValue(_:forKey:)` that switches on the key and calls `super`:
+//
+//     override func validateValue(_ value: inout Any?, forKey key: String) throws {
+//         try super.validateValue(&value, forKey: key)
+//         if key == "name" { try validateName(value) }
+//     }
+//
+// `validateForInsert()`/`validateForUpdate()` call `validateValue(_:forKey:)` for every property,
+// so the override runs at save as Apple's `validate<Key>` does.
+
+extension NSManagedObject {
+    /// The model-level checks of one value: required, value type, validation predicates
+    /// (numeric, string-length and date bounds, regular expressions, custom predicates) and the
+    /// count bounds of to-many relationships. Several failures are grouped as
+    /// `validationMultipleErrors`. An unknown key has no rules.
+    ///
+    /// As Apple's default does, a valid value is also coerced to the property's type: an `Int`
+    /// for an Integer 16 attribute comes back as `Int16`.
+    package func _validateValue(_ value: inout Any?, forKey key: String) throws {
+        guard let slot = _layout.indexByName[key] else { return }
+        if let error = OpenCoreDataError.grouping(_modelValidationErrors(slot: slot, value: value)) { throw error }
+        if let type = _layout.attributeTypes[slot], Self._holdsOneType(type),
+           let canonical = ValueConversion.canonicalize(value, for: type) {
+            value = canonical
+        }
+    }
+
+    /// Whether values of an attribute type have one canonical Swift type (transformable,
+    /// composite and untyped attributes hold values of any type).
+    private static func _holdsOneType(_ type: NSAttributeType) -> Bool {
+        type != .transformableAttributeType && type != .compositeAttributeType
+            && type != .undefinedAttributeType && type != .objectIDAttributeType
+    }
+
+    /// The default `validateForInsert()`/`validateForUpdate()`: `validateValue(_:forKey:)` (with any
+    /// override) for every property, all failures collected.
+    ///
+    /// To-many relationships of an object already saved are checked only when they changed and
+    /// have a count bound, so validation does not load every relationship from the store. Derived
+    /// attributes are computed by the save, not set by the user, and are not checked.
+    package func _validateForSave() throws {
+        if _isFault { _fireFault() }
+        var errors: [(error: any Error, object: NSManagedObject)] = []
+        for slot in _layout.properties.indices {
+            let property = _layout.properties[slot]
+            if property._isReadOnly { continue }
+            var value: Any?
+            if let relationship = _layout.relationships[slot] {
+                if relationship.isToMany {
+                    guard !relationship.isTransient, relationship.hasCountBounds else { continue }
+                    if !_isInserted, !_changedSlots.contains(slot) { continue }
+                    value = _toMany(slot: slot).publicValue
+                } else {
+                    value = _values[slot] == nil ? nil : _toOne(slot: slot)
+                }
+            } else {
+                value = _values[slot]
+            }
+            do {
+                try validateValue(&value, forKey: property.name)
+            } catch {
+                errors.append((error, self))
+            }
+        }
+        if let error = OpenCoreDataError.grouping(anyErrors: errors) { throw error }
+    }
+
+    /// The default `validateForDelete()`: a relationship with the deny delete rule must be empty
+    /// (destinations deleted in the same save do not count: they leave with the object).
+    package func _validateForDelete() throws {
+        var errors: [OpenCoreDataError] = []
+        for slot in _layout.relationshipSlots {
+            let relationship = _layout.relationships[slot]!
+            guard relationship.deleteRule == .denyDeleteRule else { continue }
+            let destinations = relationship.isToMany ? _toMany(slot: slot).objects : _toOne(slot: slot).map { [$0] } ?? []
+            let remaining = destinations.filter { !$0._isDeleted }
+            if !remaining.isEmpty {
+                errors.append(OpenCoreDataError(
+                    .validationRelationshipDeniedDelete, "\(relationship.name) is not empty and its delete rule is deny",
+                    object: self, key: relationship.name, value: remaining))
+            }
+        }
+        if let error = OpenCoreDataError.grouping(errors) { throw error }
+    }
+
+    /// The model's verdict on `value` for the property at `slot`.
+    ///
+    /// Runs for every property of every saved object, so the common case (a value of the
+    /// attribute's canonical type, no predicates) costs one concrete cast.
+    private func _modelValidationErrors(slot: Int, value rawValue: Any?) -> [OpenCoreDataError] {
+        let property = _layout.properties[slot]
+        func error(_ code: OpenCoreDataError.Code, _ message: String? = nil, predicate: NSPredicate? = nil) -> OpenCoreDataError {
+            OpenCoreDataError(code, message ?? property._defaultMessage(for: code), object: self, key: property.name,
+                              value: rawValue, predicate: predicate)
+        }
+        func isNil(_ value: Any?) -> Bool {
+            guard let value = ValueConversion.unwrap(value) else { return true }
+            return value is NSNull
+        }
+
+        if let type = _layout.attributeTypes[slot] {
+            let value: Any
+            if Self._holdsOneType(type) {
+                guard let canonical = ValueConversion.canonicalize(rawValue, for: type) else {
+                    if isNil(rawValue) { return property.isOptional || property.isTransient ? [] : [error(.validationMissingMandatoryProperty)] }
+                    let typeName = ValueConversion.unwrap(rawValue).map { "\(Swift.type(of: $0))" } ?? "nil"
+                    return [error(.managedObjectValidation, "\(property.name): a value of type \(typeName) does not fit a \(type) attribute")]
+                }
+                value = canonical
+            } else {
+                guard !isNil(rawValue), let unwrapped = ValueConversion.unwrap(rawValue) else {
+                    return property.isOptional || property.isTransient ? [] : [error(.validationMissingMandatoryProperty)]
+                }
+                value = unwrapped
+            }
+            return property._failedValidationPredicates(for: value).map { failure in
+                error(failure.code, failure.message, predicate: failure.predicate)
+            }
+        }
+
+        guard let relationship = _layout.relationships[slot] else { return [] }
+        let value = isNil(rawValue) ? nil : ValueConversion.unwrap(rawValue)
+        if relationship.isToMany {
+            // An optional to-many may be empty; otherwise its count lies within minCount...maxCount
+            // (maxCount 0: no limit).
+            let count = value.flatMap(PredicateValues.elements)?.count ?? 0
+            if count == 0, relationship.isOptional { return [] }
+            let minimum = relationship.isOptional ? relationship.minCount : max(relationship.minCount, 1)
+            if count < minimum {
+                return [error(.validationRelationshipLacksMinimumCount,
+                              "\(relationship.name) holds \(count) objects, fewer than its minimum of \(minimum)")]
+            }
+            if relationship.maxCount > 1, count > relationship.maxCount {
+                return [error(.validationRelationshipExceedsMaximumCount,
+                              "\(relationship.name) holds \(count) objects, more than its maximum of \(relationship.maxCount)")]
+            }
+            return []
+        }
+        guard let value else {
+            return relationship.isOptional || relationship.isTransient ? [] : [error(.validationMissingMandatoryProperty)]
+        }
+        guard value is NSManagedObject || value is NSManagedObjectID else {
+            return [error(.managedObjectValidation, "\(relationship.name): a value of type \(Swift.type(of: value)) is not a managed object")]
+        }
+        return relationship._failedValidationPredicates(for: value).map { failure in
+            error(failure.code, failure.message, predicate: failure.predicate)
+        }
+    }
+}
+
+extension NSRelationshipDescription {
+    /// Whether a to-many relationship has a count to check at save.
+    fileprivate var hasCountBounds: Bool { !isOptional || minCount > 0 || maxCount > 1 }
+}
+
+extension OpenCoreDataError {
+    /// `grouping(_:)` for errors of any type, each with the object it is about: one error is
+    /// returned as it is (an error a validation method threw stays the caller's own), several
+    /// become `validationMultipleErrors`, with foreign errors wrapped as `managedObjectValidation`
+    /// holding the original as ``underlyingError`` (`NSUnderlyingErrorKey`).
+    package static func grouping(anyErrors errors: [(error: any Error, object: NSManagedObject)]) -> (any Error)? {
+        if errors.count == 1 { return errors[0].error }
+        return grouping(errors.map { item in
+            if let error = item.error as? OpenCoreDataError { return error }
+            let bridged = item.error as NSError
+            var error = OpenCoreDataError(.managedObjectValidation, "a validation method threw \(bridged.domain) error \(bridged.code)",
+                                          object: item.object, key: nil, value: nil)
+            error.underlyingError = bridged
+            return error
+        })
+    }
+}
