@@ -27,12 +27,15 @@ extension NSMergePolicy {
                 guard let first = objects.first else { continue }
                 survivor = first
             }
+            var merged = false
             for loser in objects where loser !== survivor {
                 guard let context = loser._context else { continue }
                 _merge(loser, into: survivor)
                 context.delete(loser)
                 mergedInto[ObjectIdentifier(loser)] = survivor
+                merged = true
             }
+            if merged { survivor.awake(fromSnapshotEvents: .mergePolicy) }
         }
     }
 
@@ -90,6 +93,7 @@ extension NSMergePolicy {
                 continue
             }
             _merge(conflict, persisted, into: object)
+            object.awake(fromSnapshotEvents: .mergePolicy)
         }
         if !unresolved.isEmpty { throw Self._lockingError(unresolved) }
     }

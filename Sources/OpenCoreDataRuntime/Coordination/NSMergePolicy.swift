@@ -81,7 +81,7 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// changed; object trump keeps the object's value for every property it changed and takes the
     /// store's for the others; overwrite keeps all the object's values; rollback drops the object's
     /// changes and takes the store's values. The object then carries the store's version, so the
-    /// save can be retried.
+    /// save can be retried, and gets `awake(fromSnapshotEvents: .mergePolicy)`.
     ///
     /// - Note: Linux: a deleted object in conflict stays deleted under every resolving policy. An
     ///   updated object whose row was deleted (`newVersionNumber` 0) is not resolved: the save
@@ -102,7 +102,8 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// are united; a to-one moves where the kept object has none, or where the policy lets the
     /// merged object win). Attribute values: store trump keeps the kept object's values and only
     /// fills its nil ones; object trump takes the values the merged object set; overwrite takes
-    /// all the merged object's values; rollback keeps the kept object's values unchanged.
+    /// all the merged object's values; rollback keeps the kept object's values unchanged. The kept
+    /// object gets `awake(fromSnapshotEvents: .mergePolicy)`.
     ///
     /// Related Core Data documentation: [resolve(constraintConflicts:)](https://developer.apple.com/documentation/coredata/nsmergepolicy/resolve(constraintconflicts:))
     open func resolve(constraintConflicts list: [NSConstraintConflict]) throws {

@@ -3,6 +3,26 @@ import OpenCoreData
 import OpenCoreDataTestSupport
 import Testing
 
+/// Records the snapshot events it is woken with.
+final class MergeEventProbe: NSManagedObject {
+    var events: [NSSnapshotEventType] = []
+    override func awake(fromSnapshotEvents flags: NSSnapshotEventType) {
+        super.awake(fromSnapshotEvents: flags)
+        events.append(flags)
+    }
+
+    static func model() -> NSManagedObjectModel {
+        let entity = NSEntityDescription(name: "Probe", properties: [
+            NSAttributeDescription(name: "name", type: .stringAttributeType)
+        ])
+        entity.managedObjectClassName = String(reflecting: MergeEventProbe.self)
+        entity.uniquenessConstraints = [["name"]]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return model
+    }
+}
+
 /// Optimistic locking between two contexts on one store: a save over a row that changed since
 /// the context read it is a merge conflict (`Z_OPT` in SQLite, the row version in memory), and
 /// the context's merge policy resolves it before the save is retried.
@@ -115,6 +135,32 @@ struct OptimisticLockingTests {
         a.setValue("Again", forKey: "name")
         try context.save()
         #expect(try storedDepartment(store).0 == "Again")
+    }
+
+    /// An object a merge policy changed gets `awake(fromSnapshotEvents: .mergePolicy)`: the source
+    /// of a resolved optimistic-locking conflict, and the object a constraint conflict keeps.
+    @Test(arguments: storeTypes)
+    func resolvedObjectsAwakeWithTheMergePolicyEvent(storeType: String) throws {
+        let store = try TestStore(storeType, model: MergeEventProbe.model())
+        let seed = store.newContext()
+        insertObject("Probe", ["name": "one"], into: seed)
+        try seed.save()
+        let contextA = store.newContext()
+        let contextB = store.newContext()
+        contextA.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump
+        let request = NSFetchRequest<MergeEventProbe>(entityName: "Probe")
+        let a = try #require(try contextA.fetch(request).first)
+        let b = try #require(try contextB.fetch(request).first)
+        b.setValue("two", forKey: "name")
+        try contextB.save()
+        a.setValue("three", forKey: "name")
+        try contextA.save()
+        #expect(a.events == [.mergePolicy])
+
+        insertObject("Probe", ["name": "three"], into: contextA)
+        try contextA.save()
+        #expect(a.events == [.mergePolicy, .mergePolicy])
+        #expect(try store.newContext().count(for: request) == 1)
     }
 
     /// Deleting an object whose row changed underneath is a conflict too; under a resolving
