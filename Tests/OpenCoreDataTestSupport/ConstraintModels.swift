@@ -3,7 +3,8 @@ import OpenCoreData
 
 extension TestModels {
     /// Seed 002's constraint examples, built in code:
-    /// - `Category` (`name` unique; `detail`, `rank`) 1—n `Article` (`title`); `Category.articles`
+    /// - `Category` (`name` unique; `detail`, `rank`, derived `articlesCount`) 1—n `Article`
+    ///   (`title`); `Category.articles`
     ///   cascades, so a merged-away duplicate that still held articles would delete them;
     /// - `Person` with the compound constraint `firstName,lastName`;
     /// - `User` with two constraints, `email` and `username`;
@@ -19,6 +20,10 @@ extension TestModels {
                 NSAttributeDescription(name: "rank", type: .integer32AttributeType),
             ])
         category.uniquenessConstraints = [["name"]]
+        let articlesCount = NSDerivedAttributeDescription()  // seed 002: `articles.@count`
+        articlesCount.name = "articlesCount"
+        articlesCount.attributeType = .integer64AttributeType
+        articlesCount.derivationExpression = NSExpression(forKeyPath: "articles.@count")
         let article = NSEntityDescription(
             name: "Article", properties: [NSAttributeDescription(name: "title", type: .stringAttributeType)])
         let articles = NSRelationshipDescription(name: "articles", destination: article, toMany: true)
@@ -26,7 +31,7 @@ extension TestModels {
         let inCategory = NSRelationshipDescription(name: "category", destination: category, toMany: false)
         articles.inverseRelationship = inCategory
         inCategory.inverseRelationship = articles
-        category.properties += [articles]
+        category.properties += [articles, articlesCount]
         article.properties += [inCategory]
 
         let person = NSEntityDescription(

@@ -31,6 +31,8 @@ extension NSManagedObjectContext {
             pass += 1
             if pass > Self.conflictPasses { throw NSMergePolicy._constraintError(conflicts) }
             try _effectiveMergePolicy.resolve(mergeConflicts: conflicts)
+            // Relationships moved to the kept objects: derived values that read them follow.
+            try _updateDerivedAttributes()
             refreshLists()
         }
         // Primary keys in the order objects were created, so "the first" object of a later

@@ -102,6 +102,7 @@ struct ConstraintConflictTests {
         #expect(stored.count == 1)
         #expect(stored.first?.objectID == category1.objectID)
         #expect(stored.first?.value(forKey: "detail") as? String == "stored")
+        #expect(stored.first?.value(forKey: "articlesCount") as? Int64 == 1)  // derived after the merge
         let articles = try fetch("Article", fresh)
         #expect(articles.count == 1)
         #expect((articles.first?.value(forKey: "category") as? NSManagedObject)?.objectID == category1.objectID)
