@@ -25,6 +25,12 @@ extension NSManagedObject {
     /// for an Integer 16 attribute comes back as `Int16`.
     package func _validateValue(_ value: inout Any?, forKey key: String) throws {
         guard let slot = _layout.indexByName[key] else { return }
+        // The common case, checked without converting: a value of the attribute's own type, and no
+        // validation predicates. It is valid as it is.
+        if let type = _layout.attributeTypes[slot], let present = value, ValueConversion.hasCanonicalType(present, type),
+           _layout.properties[slot].validationPredicates.isEmpty {
+            return
+        }
         if let error = OpenCoreDataError.grouping(_modelValidationErrors(slot: slot, value: value)) { throw error }
         if let type = _layout.attributeTypes[slot], Self._holdsOneType(type),
            let canonical = ValueConversion.canonicalize(value, for: type) {

@@ -31,6 +31,7 @@ extension NSManagedObjectContext {
             pass += 1
             if pass > Self.conflictPasses { throw NSMergePolicy._constraintError(conflicts) }
             try _effectiveMergePolicy.resolve(mergeConflicts: conflicts)
+            _propagatePendingDeletes()  // the delete rules of the objects merged away
             // Relationships moved to the kept objects: derived values that read them follow.
             try _updateDerivedAttributes()
             refreshLists()

@@ -62,6 +62,7 @@ extension NSManagedObjectContext {
         var round = 0
         while true {
             processPendingChanges()
+            _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
             let pending = _objectsToSave().filter { countWhenCalled[ObjectIdentifier($0)] != $0._notifiedChangeCount }
             if pending.isEmpty { return }
             round += 1

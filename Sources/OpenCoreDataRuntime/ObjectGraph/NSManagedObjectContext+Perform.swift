@@ -24,12 +24,13 @@ extension NSManagedObjectContext {
         return try executionLock.withLock { () throws(E) -> T in try block() }
     }
 
-    /// Runs `block` on the context's queue and returns at once.
+    /// Runs `block` on the context's queue and returns at once; then processes pending changes
+    /// (``processPendingChanges()``), as Apple documents.
     ///
     /// Related Core Data documentation: [perform(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/perform(_:))
     public func perform(_ block: @escaping () -> Void) {
         let boxed = UncheckedSendable(block)
-        queue.async { self.runAsCurrent { boxed.value() } }
+        queue.async { self.runAsCurrent { boxed.value(); self.processPendingChanges() } }
     }
 
     /// Runs `block` with exclusive use of the context and waits for it; reentrant.

@@ -7,12 +7,15 @@ extension NSManagedObjectContext {
     /// Each step works on the objects the previous one reached (the fetched objects first):
     /// - a to-one relationship fetches the destinations not loaded yet with `SELF IN %@`, and each
     ///   source then holds its destination object (not just its ID);
-    /// - a to-many relationship whose inverse is to-one fetches the destinations with
-    ///   `inverse IN %@` and fills each source's to-many slot with its group.
+    /// - an unordered to-many relationship whose inverse is to-one fetches the destinations with
+    ///   `inverse IN %@` and fills each source's to-many slot with its group;
+    /// - an ordered or many-to-many relationship asks the stores for the destinations of all the
+    ///   sources at once (``IncrementalStoreBatchedRelationships``: a join table or a foreign key
+    ///   with its order column, with the destinations' rows), keeping each source's order.
     ///
     /// The sources hold what was loaded strongly, so prefetched objects live as long as the
     /// objects that reference them, although the context holds unchanged objects weakly (Apple
-    /// keeps them the same way). Ordered and many-to-many relationships load object by object.
+    /// keeps them the same way).
     package func _prefetch(_ keyPaths: [String], for objects: [NSManagedObject]) throws {
         guard !objects.isEmpty else { return }
         var done: [String: [NSManagedObject]] = [:]
@@ -87,9 +90,9 @@ extension NSManagedObjectContext {
             guard let slot = source._layout.indexByName[relationship.name] else { return false }
             return !(source._values[slot] is ManagedObjectList) && !source.objectID.isTemporaryID
         }
-        if !unloaded.isEmpty, let inverse = relationship.inverseRelationship, !inverse.isToMany, !relationship.isOrdered,
-           let destination = relationship.destinationEntity
-        {
+        if !unloaded.isEmpty, relationship.isOrdered || relationship.inverseRelationship?.isToMany != false {
+            try _prefetchThroughStores(relationship, of: unloaded)
+        } else if !unloaded.isEmpty, let inverse = relationship.inverseRelationship, let destination = relationship.destinationEntity {
             let request = NSFetchRequest<any NSFetchRequestResult>()
             request.entity = destination
             request.predicate = NSPredicate(format: "%K IN %@", inverse.name, unloaded.map(\.objectID))
@@ -108,6 +111,41 @@ extension NSManagedObjectContext {
         }
         return sources.flatMap { source in
             source._layout.indexByName[relationship.name].map { source._toMany(slot: $0).objects } ?? []
+        }
+    }
+
+    /// Fills the unloaded to-many slots of `sources` from one batched store read: the stores give
+    /// each source's destination IDs in order, and usually the destinations' values; destinations
+    /// without values that are not loaded yet come in one fetch.
+    private func _prefetchThroughStores(_ relationship: NSRelationshipDescription, of sources: [NSManagedObject]) throws {
+        guard let coordinator = persistentStoreCoordinator else { return }
+        let batch = try coordinator.newValues(forRelationship: relationship, of: sources.map(\.objectID), context: self)
+        // `loaded` keeps the destinations alive until the sources hold them (the registry is weak).
+        var loaded: [Any] = batch.nodes.values.map { node in
+            _registerFetchedObject(objectID: node.objectID, values: node.slotValues, version: Int64(node.version), asFault: false)
+        }
+        var missing: [NSManagedObjectID] = []
+        var seen = Set<NSManagedObjectID>()
+        for ids in batch.destinations.values {
+            for id in ids where batch.nodes[id] == nil && seen.insert(id).inserted {
+                if registeredObject(for: id).map({ $0._isFault && $0._snapshot == nil }) ?? true { missing.append(id) }
+            }
+        }
+        if !missing.isEmpty, let destination = relationship.destinationEntity {
+            let request = NSFetchRequest<any NSFetchRequestResult>()
+            request.entity = destination
+            request.predicate = NSPredicate(format: "SELF IN %@", missing)
+            request.returnsObjectsAsFaults = false
+            loaded += try _fetchWithoutPrefetching(request)
+        }
+        withExtendedLifetime(loaded) {
+            // A source the stores did not answer for (its store was removed) stays unloaded.
+            for source in sources {
+                guard let slot = source._layout.indexByName[relationship.name], let ids = batch.destinations[source.objectID]
+                else { continue }
+                let objects = ids.map { object(with: $0) }
+                source._values[slot] = relationship.isOrdered ? ManagedObjectList.ordered(objects) : ManagedObjectList.unordered(Set(objects))
+            }
         }
     }
 }

@@ -34,6 +34,7 @@ extension NSManagedObjectContext {
 
     private func _save() throws {
         processPendingChanges()
+        _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
         guard hasChanges else { return }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)

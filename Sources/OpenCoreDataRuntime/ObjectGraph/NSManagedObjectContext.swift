@@ -52,6 +52,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [mergePolicy](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/mergepolicy)
     open var mergePolicy: Any = NSMergePolicy.error
+    /// Whether ``processPendingChanges()`` applies the delete rules of deleted objects (default
+    /// `true`); when `false` they run only when the context saves.
+    ///
+    /// Related Core Data documentation: [propagatesDeletesAtEndOfEvent](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/propagatesdeletesatendofevent)
+    open var propagatesDeletesAtEndOfEvent: Bool = true
 
     package let executionLock = RecursiveLock()
     package let queue: DispatchQueue
@@ -63,8 +68,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
     package var changed: [ObjectIdentifier: NSManagedObject] = [:]
     package var deleted: [ObjectIdentifier: NSManagedObject] = [:]
-    /// Objects whose delete rules are running (see `delete(_:)`).
-    private var _beingDeleted: Set<ObjectIdentifier> = []
+    /// Objects deleted whose delete rules have not run yet, in deletion order (see
+    /// `NSManagedObjectContext+DeletePropagation.swift`); `neverSaved` marks inserted objects.
+    package var _pendingDeletes: [(object: NSManagedObject, neverSaved: Bool)] = []
+    /// Whether `_pendingDeletes` is being worked through (a delete made meanwhile joins the list).
+    package var _isPropagatingDeletes = false
     /// Strong references kept when `retainsRegisteredObjects` is on.
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
 
@@ -181,6 +189,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._isDeleted = false
             return
         }
+        if object._isDeleted, object._context === self {  // a new object deleted, its rules not run yet
+            object._isDeleted = false
+            object._isInserted = true
+            inserted[key] = object
+            return
+        }
         guard inserted[key] == nil, object.objectID.isTemporaryID else { return }
         inserted[key] = object
         object._isInserted = true
@@ -189,64 +203,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if !object._didAwakeFromInsert { object._didAwakeFromInsert = true; object.awakeFromInsert() }
     }
 
-    /// Marks `object` for deletion at the next save (an unsaved inserted object is simply dropped).
+    /// Marks `object` as deleted: it is removed from its store at the next save (an inserted object
+    /// that was never saved is simply dropped). The delete rules of its relationships run in
+    /// ``processPendingChanges()`` (or at save), as on Apple: until then the related objects still
+    /// point at it, and objects it cascades to are not deleted yet.
     ///
     /// Related Core Data documentation: [delete(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/delete(_:))
     open func delete(_ object: NSManagedObject) {
-        let key = ObjectIdentifier(object)
-        guard object._context === self, !object._isDeleted, !_beingDeleted.contains(key) else { return }
-        object.prepareForDeletion()
-        let neverSaved = inserted[key] != nil
-        // Marked as being deleted while the rules run, so a cascade cycle stops here; `isDeleted`
-        // turns on after, so the inverses the rules load still hold the object and record its removal.
-        _beingDeleted.insert(key)
-        _applyDeleteRules(to: object, neverSaved: neverSaved)
-        _beingDeleted.remove(key)
-        object._isDeleted = true
-        if !neverSaved { deleted[key] = object }
-        if neverSaved {
-            inserted[key] = nil
-            changed[key] = nil
-            object._isInserted = false
-            registry[object.objectID] = nil
-            object._context = nil
-        }
-    }
-
-    /// Applies the delete rules of the object's relationships.
-    ///
-    /// A fault fires and relationships not loaded yet load from the store first, so the rules see
-    /// every destination. Cascade deletes the destinations (recursively) and, like nullify, takes
-    /// the object out of each destination's inverse. Deny leaves the relationship as it is: the
-    /// save checks it (`NSValidationRelationshipDeniedDeleteError`), except for an object that was
-    /// never saved, which leaves the context at once and is nullified. No action leaves the
-    /// destinations pointing at the deleted object, as on Apple.
-    private func _applyDeleteRules(to object: NSManagedObject, neverSaved: Bool) {
-        if object._isFault { object._fireFault() }
-        for slot in object._layout.relationshipSlots {
-            let relationship = object._layout.relationships[slot]!
-            switch relationship.deleteRule {
-            case .cascadeDeleteRule:
-                let destinations: [NSManagedObject] = relationship.isToMany
-                    ? object._toMany(slot: slot).objects : object._toOne(slot: slot).map { [$0] } ?? []
-                for destination in destinations { delete(destination) }
-                _nullify(slot: slot, of: object)
-            case .nullifyDeleteRule:
-                _nullify(slot: slot, of: object)
-            case .denyDeleteRule:
-                if neverSaved { _nullify(slot: slot, of: object) }
-            case .noActionDeleteRule:
-                break
-            }
-        }
-    }
-
-    private func _nullify(slot: Int, of object: NSManagedObject) {
-        if object._layout.relationships[slot]!.isToMany {
-            object._replaceToMany(slot: slot, with: [])
-        } else {
-            object._setToOne(nil, slot: slot)
-        }
+        _markDeleted(object)
     }
 
     /// Called by objects when a value changes.
@@ -254,13 +218,22 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changed[ObjectIdentifier(object)] = object
     }
 
-    /// Processes pending changes (delete rules run at `delete(_:)` here, so there is nothing left).
-    open func processPendingChanges() {}
+    /// Processes pending changes: applies the delete rules of the objects deleted since the last
+    /// call (cascading, nullifying), unless ``propagatesDeletesAtEndOfEvent`` is off.
+    ///
+    /// - Note: Linux: there is no AppKit event loop to call it at the end of each event; it runs at
+    ///   the end of each `perform(_:)` block and at save, and whenever you call it.
+    ///
+    /// Related Core Data documentation: [processPendingChanges()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/processpendingchanges())
+    open func processPendingChanges() {
+        if propagatesDeletesAtEndOfEvent { _propagatePendingDeletes() }
+    }
 
     /// Discards all unsaved changes.
     ///
     /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
     open func rollback() {
+        _discardPendingDeletes()
         for object in inserted.values {
             registry[object.objectID] = nil
             object._isInserted = false
@@ -288,6 +261,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._turnIntoFaultForReset()
         }
         registry.removeAll()
+        _pendingDeletes.removeAll()
         inserted.removeAll()
         changed.removeAll()
         deleted.removeAll()
@@ -371,14 +345,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
         do {
             let value = try coordinator.newValue(forRelationship: relationship, of: object.objectID, context: self)
-            let ids: [NSManagedObjectID]
-            switch value {
-            case let array as [NSManagedObjectID]: ids = array
-            case let set as Set<NSManagedObjectID>: ids = Array(set)
-            case let id as NSManagedObjectID: ids = [id]
-            default: ids = []
-            }
-            return ids.map { self.object(with: $0) }
+            return NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
         } catch {
             reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
             return []

@@ -26,8 +26,13 @@ package struct ObjectRegistry {
 
     package mutating func removeAll() { entries.removeAll() }
 
-    /// Drops the entries whose objects are gone.
-    package mutating func sweep() { entries = entries.filter { $0.value.object != nil } }
+    /// Drops the entries whose objects are gone, in place (the table is not rebuilt when all are alive,
+    /// as when a context inserts or fetches many objects at once).
+    package mutating func sweep() {
+        var gone: [Key] = []
+        for (key, entry) in entries where entry.object == nil { gone.append(key) }
+        for key in gone { entries.removeValue(forKey: key) }
+    }
 }
 
 /// A weak reference kept in a context's registry.

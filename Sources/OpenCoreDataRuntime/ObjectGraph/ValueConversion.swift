@@ -30,6 +30,29 @@ package enum ValueConversion {
         }
     }
 
+    /// Whether `value` already has the one Swift type an attribute of `type` stores (a comparison of
+    /// type metadata, no cast). False for types without one canonical Swift type.
+    @inline(__always)
+    package static func hasCanonicalType(_ value: Any, _ type: NSAttributeType) -> Bool {
+        let expected: any Any.Type
+        switch type {
+        case .integer16AttributeType: expected = Int16.self
+        case .integer32AttributeType: expected = Int32.self
+        case .integer64AttributeType: expected = Int64.self
+        case .doubleAttributeType: expected = Double.self
+        case .floatAttributeType: expected = Float.self
+        case .booleanAttributeType: expected = Bool.self
+        case .stringAttributeType: expected = String.self
+        case .dateAttributeType: expected = Date.self
+        case .binaryDataAttributeType: expected = Data.self
+        case .UUIDAttributeType: expected = UUID.self
+        case .decimalAttributeType: expected = Decimal.self
+        case .URIAttributeType: expected = URL.self
+        default: return false
+        }
+        return ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(expected)
+    }
+
     private static func canonicalizeSlow(_ value: Any?, for type: NSAttributeType) -> Any? {
         guard let value = unwrap(value), !(value is NSNull) else { return nil }
         switch type {

@@ -29,6 +29,8 @@ struct CascadeDeleteTests {
         let clock = ContinuousClock()
         let start = clock.now
         context.delete(context.object(with: rootID))
+        #expect(context.deletedObjects.count == 1, "the cascade runs when changes are processed")
+        context.processPendingChanges()
         #expect(context.deletedObjects.count == 10_000)
         try context.save()
         let elapsed = clock.now - start

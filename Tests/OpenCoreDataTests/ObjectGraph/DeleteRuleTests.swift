@@ -103,6 +103,8 @@ struct DeleteRuleTests {
         let fault = context.object(with: owner.objectID)
         let tagHere = context.object(with: tag.objectID)
         context.delete(fault)
+        #expect(context.deletedObjects == [fault], "the rules run when changes are processed, as on Apple")
+        context.processPendingChanges()
         let deleted = context.deletedObjects
         #expect(deleted.count == 7, "the owner, its items and their subitems are deleted before the save")
         #expect(deleted.allSatisfy { $0.isDeleted })
@@ -136,7 +138,10 @@ struct DeleteRuleTests {
         let owner = insertObject("Owner", ["uid": 1], into: context)
         let item = insertObject("Item", ["uid": 2, "guardian": owner], into: context)
         context.delete(owner)
+        #expect(!context.insertedObjects.contains(owner) && !context.deletedObjects.contains(owner))
+        context.processPendingChanges()
         #expect(item.value(forKey: "guardian") == nil)
+        #expect(owner.managedObjectContext == nil, "a new object leaves the context once its rules ran")
         try context.save()
     }
 

@@ -117,6 +117,8 @@ struct ManagedObjectContextTests {
 
         context.delete(country)  // moods cascade, continent.countries is nullified
         #expect(country.isDeleted)
+        #expect(!mood.isDeleted, "delete rules run when changes are processed")
+        context.processPendingChanges()
         #expect(mood.isDeleted)
         #expect((continent.value(forKey: "countries") as? Set<NSManagedObject>)?.isEmpty == true)
         #expect(context._checkInvariants().isEmpty)

@@ -160,6 +160,7 @@ final class GraphFuzzer {
         case 68..<78: delete()
         case 78..<88: try save()
         case 88..<91: try rollback()
+        case 91..<93: processPendingChanges()
         default: refresh()
         }
     }
@@ -270,6 +271,7 @@ final class GraphFuzzer {
     }
 
     private func save() throws {
+        context.processPendingChanges()  // the save does it too; done first to know what it deletes
         let deletedUIDs = context.deletedObjects.compactMap { $0.value(forKey: "uid") as? Int64 }
         note("save (\(context.insertedObjects.count) inserted, \(context.updatedObjects.count) updated, \(deletedUIDs.count) deleted)")
         do {
@@ -319,6 +321,12 @@ final class GraphFuzzer {
         }
         let here = try canonical(context)
         if here != lastSaved { fail("rollback does not restore the saved graph:\n\(diff(lastSaved, here))") }
+    }
+
+    /// Runs the delete rules of the objects deleted since the last save or processing.
+    private func processPendingChanges() {
+        note("processPendingChanges (\(context.deletedObjects.count) deleted)")
+        context.processPendingChanges()
     }
 
     private func refresh() {

@@ -40,6 +40,15 @@ extension SQLiteStore {
             }
             return made
         }
+        // Rows of one entity usually come together: the last mapping is reused.
+        var last: (entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping)?
+        func mappingOf(_ object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
+            let entity = object.entity
+            if let last, last.entity === entity { return last.mapping }
+            let found = try mapping(of: object)
+            last = (entity, found)
+            return found
+        }
         let inserted = byKey(request.insertedList)
         let updated = byKey(request.updatedList)
         let deleted = byKey(request.deletedList)
@@ -50,11 +59,13 @@ extension SQLiteStore {
             }
             try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
             for object in inserted {
-                try writeRow(object, insert: true, statement(mapping(of: object), insert: true), connection)
+                let mapping = try mappingOf(object)
+                try writeRow(object, mapping, insert: true, statement(mapping, insert: true), connection)
                 try rowWritten()
             }
             for object in updated {
-                try writeRow(object, insert: false, statement(mapping(of: object), insert: false), connection)
+                let mapping = try mappingOf(object)
+                try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
                 try rowWritten()
             }
             for object in inserted { try writeToManyRelationships(object, all: true, connection) }
@@ -93,9 +104,9 @@ extension SQLiteStore {
 
     /// INSERT or UPDATE one row with the entity's cached statement.
     private func writeRow(
-        _ object: NSManagedObject, insert: Bool, _ statement: SQLiteStatement, _ connection: SQLiteConnection
+        _ object: NSManagedObject, _ mapping: SQLiteSchema.EntityMapping, insert: Bool, _ statement: SQLiteStatement,
+        _ connection: SQLiteConnection
     ) throws {
-        let mapping = try mapping(of: object)
         let pk = try primaryKey(of: object)
         var index: Int32 = 1
         if insert {

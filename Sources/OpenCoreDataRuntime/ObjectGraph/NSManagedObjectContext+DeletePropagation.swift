@@ -1,0 +1,99 @@
+import Foundation
+
+/// Delete propagation: `delete(_:)` only marks an object (after `prepareForDeletion()`); its
+/// relationships' delete rules run later,
+/// in `processPendingChanges()` or at save, as Apple documents ("deletes are deferred to the end of
+/// the event or to the save"; `propagatesDeletesAtEndOfEvent`).
+///
+/// The rules work through a list rather than by recursion, so a cascade through a chain of any depth
+/// (A → B → C …, 100,000 long) runs in constant stack space.
+extension NSManagedObjectContext {
+    /// Marks `object` deleted and queues its delete rules, after `prepareForDeletion()` (so for an
+    /// object a cascade reaches, while its own relationships are still intact). An inserted object
+    /// that was never saved leaves `insertedObjects` at once; it leaves the context when its rules
+    /// have run.
+    package func _markDeleted(_ object: NSManagedObject) {
+        guard object._context === self, !object._isDeleted else { return }
+        object.prepareForDeletion()
+        let key = ObjectIdentifier(object)
+        let neverSaved = inserted[key] != nil
+        object._isDeleted = true
+        if neverSaved {
+            inserted[key] = nil
+            changed[key] = nil
+            object._isInserted = false
+        } else {
+            deleted[key] = object
+        }
+        _pendingDeletes.append((object, neverSaved))
+    }
+
+    /// Runs the delete rules of every queued object, including the objects a cascade reaches (they
+    /// join the queue) and objects deleted meanwhile by `prepareForDeletion()` overrides.
+    package func _propagatePendingDeletes() {
+        guard !_isPropagatingDeletes, !_pendingDeletes.isEmpty else { return }
+        _isPropagatingDeletes = true
+        defer { _isPropagatingDeletes = false }
+        var done = Set<ObjectIdentifier>()
+        var next = 0
+        while next < _pendingDeletes.count {
+            let (object, neverSaved) = _pendingDeletes[next]
+            next += 1
+            // Skipped: undeleted (re-inserted) or rolled back since, or already handled in this pass.
+            guard object._isDeleted, object._context === self, done.insert(ObjectIdentifier(object)).inserted else { continue }
+            _applyDeleteRules(to: object, neverSaved: neverSaved)
+            if neverSaved, object._isDeleted {
+                registry[object.objectID] = nil
+                object._context = nil
+            }
+        }
+        _pendingDeletes.removeAll()
+    }
+
+    /// Forgets the queued delete rules (rollback): new objects deleted before their rules ran leave
+    /// the context with the other inserted objects; saved ones are restored by the rollback itself.
+    package func _discardPendingDeletes() {
+        for (object, neverSaved) in _pendingDeletes where neverSaved && object._isDeleted && object._context === self {
+            registry[object.objectID] = nil
+            object._isDeleted = false
+            object._context = nil
+        }
+        _pendingDeletes.removeAll()
+    }
+
+    /// Applies the delete rules of the object's relationships.
+    ///
+    /// A fault fires and relationships not loaded yet load from the store first, so the rules see
+    /// every destination. Cascade queues the destinations for deletion and, like nullify, takes the
+    /// object out of each destination's inverse. Deny leaves the relationship as it is: the save
+    /// checks it (`NSValidationRelationshipDeniedDeleteError`), except for an object that was never
+    /// saved, which leaves the context and is nullified. No action leaves the destinations pointing
+    /// at the deleted object, as on Apple.
+    private func _applyDeleteRules(to object: NSManagedObject, neverSaved: Bool) {
+        if object._isFault { object._fireFault() }
+        for slot in object._layout.relationshipSlots {
+            let relationship = object._layout.relationships[slot]!
+            switch relationship.deleteRule {
+            case .cascadeDeleteRule:
+                let destinations: [NSManagedObject] = relationship.isToMany
+                    ? object._toMany(slot: slot).objects : object._toOne(slot: slot).map { [$0] } ?? []
+                for destination in destinations { _markDeleted(destination) }
+                _nullify(slot: slot, of: object)
+            case .nullifyDeleteRule:
+                _nullify(slot: slot, of: object)
+            case .denyDeleteRule:
+                if neverSaved { _nullify(slot: slot, of: object) }
+            case .noActionDeleteRule:
+                break
+            }
+        }
+    }
+
+    private func _nullify(slot: Int, of object: NSManagedObject) {
+        if object._layout.relationships[slot]!.isToMany {
+            object._replaceToMany(slot: slot, with: [])
+        } else {
+            object._setToOne(nil, slot: slot)
+        }
+    }
+}
