@@ -45,7 +45,9 @@ extension NSMergePolicy {
         if loser._isFault { loser._fireFault() }
         if survivor._isFault { survivor._fireFault() }
         let loserWins = mergeType == .mergeByPropertyObjectTrumpMergePolicyType || mergeType == .overwriteMergePolicyType
-        for (slot, property) in loser._layout.properties.enumerated() where !property.isTransient {
+        // Derived attributes are not merged: the save computes them again for the kept object.
+        for (slot, property) in loser._layout.properties.enumerated()
+        where !property.isTransient && !(property is NSDerivedAttributeDescription) {
             guard let target = survivor._layout.indexByName[property.name],
                   (survivor._layout.relationships[target]?.isToMany) == (loser._layout.relationships[slot]?.isToMany)
             else { continue }
