@@ -127,6 +127,16 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
     public var detailedErrors: [OpenCoreDataError]
     /// An underlying error (`NSUnderlyingErrorKey`).
     public var underlyingError: (any Error & Sendable)?
+    /// The conflicts a save could not resolve (`conflictList`, ``NSPersistentStoreSaveConflictsErrorKey``):
+    /// ``NSConstraintConflict``s for `managedObjectConstraintMerge`, ``NSMergeConflict``s for
+    /// `persistentStoreSaveConflicts`. Read them on the saving context's queue: they hold its objects.
+    public var conflictList: [Any] {
+        get { _conflictList?.value ?? [] }
+        set { _conflictList = newValue.isEmpty ? nil : UncheckedSendable(newValue) }
+    }
+    /// `@unchecked Sendable` box: the conflicts hold managed objects, which (as with the `NSError`s
+    /// Apple throws) are only used on their context's queue.
+    private var _conflictList: UncheckedSendable<[Any]>?
     /// The object, value and predicate of a validation error (see `OpenCoreDataError+Validation.swift`).
     package var _validation: ValidationErrorDetails?
 
@@ -160,6 +170,7 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
         if let sqliteCode { info[NSSQLiteErrorDomain] = Int(sqliteCode) }
         if !detailedErrors.isEmpty { info[NSDetailedErrorsKey] = detailedErrors.map { $0 as NSError } }
         if let underlyingError { info[NSUnderlyingErrorKey] = underlyingError as NSError }
+        if let _conflictList { info[NSPersistentStoreSaveConflictsErrorKey] = _conflictList.value }
         if let _validation { _validation.addUserInfo(to: &info) }
         return info
     }
@@ -173,6 +184,7 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
         if let sqliteCode { parts.append("SQLite code: \(sqliteCode)") }
         if !detailedErrors.isEmpty { parts.append("errors: [\(detailedErrors.map(\.description).joined(separator: "; "))]") }
         if let underlyingError { parts.append("underlying: \(underlyingError)") }
+        if let _conflictList { parts.append("conflicts: \(_conflictList.value.count)") }
         return parts.joined(separator: ", ")
     }
 }

@@ -34,7 +34,8 @@ public struct NSSnapshotEventType: OptionSet, Sendable, Hashable {
 //   batch), with change tracking off (`_awakeFromFetch()`).
 // - `awake(fromSnapshotEvents:)`: `.rollback` for each object `rollback()` restores (updated or
 //   deleted), `.refresh` after `refresh(_:mergeChanges: true)` of an object that is not a fault.
-//   `.mergePolicy` is for merge-policy resolution; undo events need an undo manager (none yet).
+//   `.mergePolicy` for an object a merge policy changed at save (`NSMergePolicy+Resolution.swift`);
+//   undo events need an undo manager (none yet).
 // - `prepareForDeletion()`: `delete(_:)`, before the delete rules run, once per deletion.
 // - `willSave()`: at save, for every inserted, updated and deleted object, before validation;
 //   again for objects changed through accessors by a `willSave()` (`_runWillSave()`).

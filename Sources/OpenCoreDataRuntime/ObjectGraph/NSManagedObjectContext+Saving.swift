@@ -41,17 +41,15 @@ extension NSManagedObjectContext {
         try _runWillSave()  // NSManagedObjectContext+Lifecycle.swift
         try _updateDerivedAttributes()  // after willSave, so what willSave changes is derived from
 
-        let insertedNow = Array(inserted.values)
-        let updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
-        let deletedNow = Array(deleted.values)
+        var insertedNow = Array(inserted.values)
+        var updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
+        var deletedNow = Array(deleted.values)
 
         try _validateForSave(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
 
         try TransformableValues.checkStorable(insertedNow + updatedNow)  // before anything is written
-        try obtainPermanentIDs(for: insertedNow)
-        let persistentUpdates = updatedNow.filter(\.hasPersistentChangedValues)
-        let request = NSSaveChangesRequest(inserted: insertedNow, updated: persistentUpdates, deleted: deletedNow)
-        _ = try coordinator.execute(request, with: self)
+        // Constraint and optimistic-locking conflicts go to the merge policy (+Conflicts.swift).
+        try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
 
         // The stores have the changes: commit them in memory.
         for object in insertedNow {

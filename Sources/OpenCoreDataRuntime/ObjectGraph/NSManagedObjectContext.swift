@@ -47,6 +47,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var stalenessInterval: TimeInterval = -1
     /// Whether faults for deleted rows become empty objects instead of raising.
     open var shouldDeleteInaccessibleFaults: Bool = true
+    /// The policy that resolves conflicts at save: an ``NSMergePolicy`` (default ``NSMergePolicy/error``).
+    /// A value that is not an `NSMergePolicy` acts as the error policy.
+    ///
+    /// Related Core Data documentation: [mergePolicy](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/mergepolicy)
+    open var mergePolicy: Any = NSMergePolicy.error
     /// Whether ``processPendingChanges()`` applies the delete rules of deleted objects (default
     /// `true`); when `false` they run only when the context saves.
     ///

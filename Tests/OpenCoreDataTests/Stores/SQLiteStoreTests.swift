@@ -270,8 +270,9 @@ struct SQLiteStoreTests {
         for _ in 0..<2 { insertObject("Car", ["numberPlate": "SECRET-PLATE"], into: context) }
         let error = try #require(throws: OpenCoreDataError.self) { try context.save() }
         #expect(error.code == .managedObjectConstraintMerge)
-        #expect(error.sqliteCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
-        #expect(error.sql?.hasPrefix("INSERT INTO ZCAR (Z_PK, Z_ENT, Z_OPT") == true)
+        // Found before writing (the unique index Z_Car_UNIQUE_numberPlate stays as a safety net).
+        #expect(error.sqliteCode == nil)
+        #expect(error.conflictList.count == 1)
         #expect(error.entityName == "Car")
         #expect(!error.description.contains("SECRET-PLATE"))
         #expect(try RawDatabase(try #require(store.url)).value("SELECT COUNT(*) FROM ZCAR") as? Int64 == 0)

@@ -90,12 +90,25 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         }
         for object in request.updatedList {
             guard let row = staged[object.objectID] else {
+                if object._version > 0 { throw conflict(object) }  // deleted since it was read
                 throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object.objectID)
             }
+            // Optimistic locking, as SQLite's `Z_OPT` check: the row must still be at the version read.
+            guard object._version == 0 || row.version == object._version else { throw conflict(object) }
             staged[object.objectID] = Row(values: try rowValues(of: object, previous: row.values), version: row.version + 1)
         }
-        for object in request.deletedList { staged[object.objectID] = nil }
+        for object in request.deletedList {
+            if object._version > 0, staged[object.objectID]?.version != object._version { throw conflict(object) }
+            staged[object.objectID] = nil
+        }
         rows = staged
+    }
+
+    private func conflict(_ object: NSManagedObject) -> OpenCoreDataError {
+        OpenCoreDataError(
+            .persistentStoreSaveConflicts,
+            "optimistic locking failure: the row was changed or deleted since it was fetched",
+            entityName: object.entity.name, objectID: object.objectID)
     }
 
     private func rowValues(of object: NSManagedObject, previous: ContiguousArray<Any?>?) throws -> ContiguousArray<Any?> {

@@ -57,6 +57,7 @@ extension SQLiteStore {
                 try deleteRow(object, connection)
                 try rowWritten()
             }
+            try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
             for object in inserted {
                 let mapping = try mappingOf(object)
                 try writeRow(object, mapping, insert: true, statement(mapping, insert: true), connection)

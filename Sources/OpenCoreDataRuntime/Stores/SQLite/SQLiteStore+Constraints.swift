@@ -1,0 +1,35 @@
+import Foundation
+
+extension SQLiteStore {
+    /// Clears the constrained columns updated rows are about to change, before any row of the
+    /// save is inserted or updated.
+    ///
+    /// SQLite checks a unique index after each statement, not at commit, so values that move
+    /// between rows in one save (two rows swapping names, a row renamed and a new row taking its
+    /// old name) would trip the index halfway through even though the final rows are unique. The
+    /// context has already checked the final values (`NSManagedObjectContext+Conflicts.swift`);
+    /// each row gets its constrained values back when it is updated later in the transaction.
+    func releaseConstrainedValues(_ updated: [NSManagedObject], _ connection: SQLiteConnection) throws {
+        for object in updated {
+            var columns: [String] = []
+            var entity: NSEntityDescription? = object.entity
+            while let current = entity {
+                for constraint in current.uniquenessConstraints {
+                    for case let name as String in constraint {
+                        guard let slot = object._layout.indexByName[name], object._changedSlots.contains(slot),
+                              let column = schema.columnByProperty[ObjectIdentifier(object._layout.properties[slot])],
+                              !columns.contains(column)
+                        else { continue }
+                        columns.append(column)
+                    }
+                }
+                entity = current.superentity
+            }
+            guard !columns.isEmpty, let pk = object.objectID.primaryKey,
+                  let mapping = schema.mapping(for: object.entity) else { continue }
+            try connection.run(
+                "UPDATE \(mapping.table.name) SET \(columns.map { "\($0) = NULL" }.joined(separator: ", ")) WHERE Z_PK = ?",
+                [.integer(pk)])
+        }
+    }
+}
