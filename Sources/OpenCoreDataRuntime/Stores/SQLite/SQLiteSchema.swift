@@ -137,10 +137,19 @@ final class SQLiteSchema {
         entitiesInOrder = Self.numberingOrder(model.entities)
         var numberOf: [ObjectIdentifier: Int64] = [:]
         for (i, entity) in entitiesInOrder.enumerated() {
-            numberOf[ObjectIdentifier(entity)] = numbers?[entity.name ?? ""] ?? Int64(i + 1)
+            numberOf[ObjectIdentifier(entity)] = Self.storedNumber(of: entity, in: numbers) ?? Int64(i + 1)
         }
         for entity in entitiesInOrder { entitiesByNumber[numberOf[ObjectIdentifier(entity)]!] = entity }
         build(numberOf: numberOf)
+    }
+
+    /// An entity's Z_ENT in a store's Z_PRIMARYKEY: by name, else by renaming identifier. Apple's
+    /// lightweight migration keeps Z_NAME when an entity is renamed (CoreDataPlus `SampleModel_V2.sqlite`,
+    /// migrated by Apple from V1, lists `ExpensiveSportCar` for the entity renamed `LuxuryCar`).
+    static func storedNumber(of entity: NSEntityDescription, in numbers: [String: Int64]?) -> Int64? {
+        guard let numbers else { return nil }
+        if let number = numbers[entity.name ?? ""] { return number }
+        return entity.renamingIdentifier.flatMap { numbers[$0] }
     }
 
     /// Entities in Z_ENT order: a depth-first pre-order walk of the inheritance forest, siblings

@@ -81,13 +81,17 @@ final class SQLiteLightweightMigration {
         self.source = source
         self.destination = destination
         storedNumbers = stored.entityNumbers
-        for entity in source.entities where stored.entityNumbers[entity.name ?? ""] == nil {
+        var oldNumbers: [String: Int64] = [:]
+        for entity in source.entities {
+            guard let number = SQLiteSchema.storedNumber(of: entity, in: stored.entityNumbers) else {
             throw OpenCoreDataError(
                 .migration,
                 "cannot migrate: the store's Z_PRIMARYKEY has no row for entity \(entity.name ?? "?") of the model it was written with",
                 entityName: entity.name, url: url)
+            }
+            oldNumbers[entity.name ?? ""] = number
         }
-        oldSchema = SQLiteSchema(model: source, numbers: stored.entityNumbers)
+        oldSchema = SQLiteSchema(model: source, numbers: oldNumbers)
 
         // Entity and property correspondence from the mapping model.
         var sourceEntityMap: [ObjectIdentifier: NSEntityDescription] = [:]
@@ -115,7 +119,7 @@ final class SQLiteLightweightMigration {
         var next = (stored.entityNumbers.values.max() ?? 0) + 1
         for entity in SQLiteSchema.numberingOrder(destination.entities) {
             if let origin = sourceEntityMap[ObjectIdentifier(entity)] {
-                newNumbers[entity.name ?? ""] = stored.entityNumbers[origin.name ?? ""]
+                newNumbers[entity.name ?? ""] = oldNumbers[origin.name ?? ""]
             } else {
                 newNumbers[entity.name ?? ""] = next
                 next += 1
@@ -468,7 +472,9 @@ final class SQLiteLightweightMigration {
         return String(words[at + 1])
     }
 
-    /// Z_PRIMARYKEY: rows of removed entities go, renamed and moved ones are updated, added ones start at 0.
+    /// Z_PRIMARYKEY: rows of removed entities go, added ones start at 0, kept ones get their new
+    /// Z_SUPER. A renamed entity keeps its Z_NAME, as Apple's migration does (see
+    /// `SQLiteSchema.storedNumber(of:in:)`); it is found again through its renaming identifier.
     private func updatePrimaryKeyTable(on connection: SQLiteConnection) throws {
         step = "updating Z_PRIMARYKEY"
         let kept = Set(newNumbers.values)
@@ -479,8 +485,7 @@ final class SQLiteLightweightMigration {
             stepEntity = name
             if storedNumbers.values.contains(number) {
                 try execute(
-                    connection, "UPDATE Z_PRIMARYKEY SET Z_NAME = ?, Z_SUPER = ? WHERE Z_ENT = ?",
-                    [.text(name), .integer(parent), .integer(number)])
+                    connection, "UPDATE Z_PRIMARYKEY SET Z_SUPER = ? WHERE Z_ENT = ?", [.integer(parent), .integer(number)])
             } else {
                 try execute(
                     connection, "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
