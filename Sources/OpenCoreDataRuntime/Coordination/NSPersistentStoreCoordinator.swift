@@ -71,8 +71,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Adds a store of `storeType` at `storeURL`, creating it if needed.
     ///
+    /// A store written with an earlier version of the model migrates when `options` hold
+    /// `NSMigratePersistentStoresAutomaticallyOption` and `NSInferMappingModelAutomaticallyOption`
+    /// (the store does it: the SQLite store in place, in one transaction).
+    ///
     /// Throws ``OpenCoreDataError`` with `persistentStoreIncompatibleVersionHash` (134100) if the store
-    /// was written with an incompatible model, `persistentStoreInvalidType` for an unknown type, and
+    /// was written with an incompatible model and migration is off, a migration code (134110–134190)
+    /// if it cannot migrate, `persistentStoreInvalidType` for an unknown type, and
     /// `persistentStoreOpen`/`sqlite` errors for files that are not stores. The file is left untouched.
     ///
     /// Related Core Data documentation: [addPersistentStore(ofType:configurationName:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/addpersistentstore(oftype:configurationname:at:options:))

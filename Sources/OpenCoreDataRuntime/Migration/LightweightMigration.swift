@@ -21,6 +21,8 @@ import Foundation
 /// ```
 ///
 /// - Note: Linux: not an Apple option; the name cannot collide with one.
+///
+/// Related Core Data documentation: [Migrating your data model automatically](https://developer.apple.com/documentation/coredata/migrating-your-data-model-automatically)
 public let OpenCoreDataMigrationSourceModelsOption = "OpenCoreDataMigrationSourceModelsOption"
 
 /// What a store needs to migrate in place: the model it was written with and the inferred mapping.
