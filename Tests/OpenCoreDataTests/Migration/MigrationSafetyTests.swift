@@ -198,3 +198,54 @@ struct MigrationSafetyTests {
         #expect(try M.bytes(second) == before)
     }
 }
+
+/// A migration killed midway (SIGKILL to the migrating process) leaves the store as it was.
+@Suite("Migration: killed midway")
+struct MigrationKillTests {
+    @Test func killedMigrationLeavesTheOldStoreIntact() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let rows = 400_000
+        let url = try MigrationFixture.makeStore(TestModels.migrationPersonV1(), in: directory) {
+            insertObject("Person", ["name": "name1", "age": 1, "city": "city1"], into: $0)
+        }
+        do {
+            let raw = try RawDatabase(url, readOnly: false)
+            _ = try raw.rows(
+                "WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows)) INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZNAME, ZAGE, ZCITY) SELECT i, 1, 1, 'name' || i, i % 90, 'city' || i FROM n"
+            )
+            _ = try raw.rows("UPDATE Z_PRIMARYKEY SET Z_MAX = \(rows)")
+        }
+        let tool = try #require(Bundle.main.executableURL?.deletingLastPathComponent().appendingPathComponent("AttributeRoundTrip"))
+        let process = Process()
+        process.executableURL = tool
+        process.arguments = ["migrate", url.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // Wait until the child is inside the migration transaction (the table rebuild has spilled
+        // uncommitted pages to the WAL), then kill it.
+        let first = output.fileHandleForReading.availableData
+        #expect(String(decoding: first, as: UTF8.self).hasPrefix("migrating"))
+        let deadline = Date().addingTimeInterval(20)
+        func walSize() -> Int { (try? FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? 0 }
+        while process.isRunning, walSize() < 1_000_000, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        // Killed, not finished: if this fails the machine finished first (raise `rows`).
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(walSize() >= 1_000_000)
+
+        // The old model opens the store without migrating, and every row is there.
+        let coordinator = try StoreHarness.coordinator(model: TestModels.migrationPersonV1(), storeType: NSSQLiteStoreType, url: url)
+        defer { StoreHarness.close(coordinator) }
+        let context = StoreHarness.context(coordinator)
+        let count = try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        #expect(count == rows)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.predicate = NSPredicate(format: "name == %@", "name\(rows)")
+        let last = try #require(try context.fetch(request).first)
+        #expect(last.value(forKey: "age") as? Int32 == Int32(rows % 90))
+        #expect(last.value(forKey: "city") as? String == "city\(rows)")
+    }
+}
