@@ -249,3 +249,25 @@ struct MigrationKillTests {
         #expect(last.value(forKey: "city") as? String == "city\(rows)")
     }
 }
+
+extension MigrationSafetyTests {
+    @Test func storeMigratedByAnotherProcessMeanwhileIsNotMigratedTwice() throws {
+        // Plan against the v1 metadata, let "another process" migrate the file, then run the stale
+        // plan: inside its transaction the store sees v2 metadata and does nothing.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try store(directory)
+        let stale = try SQLiteStore.readStoredMetadata(at: url)
+        let plan = try #require(
+            try LightweightMigration.plan(storeMetadata: stale.metadata, model: v2(), options: M.options([v1()]), url: url))
+        StoreHarness.close(try M.open(url, with: v2(), sources: [v1()]))
+        let store = SQLiteStore(persistentStoreCoordinator: nil, configurationName: nil, at: url, options: nil)
+        let connection = try SQLiteConnection(url: url, mode: .readWrite(create: false))
+        defer { connection.close() }
+        let result = try store.migrateInPlace(connection, stored: stale, plan: plan, url: url)
+        #expect(store.migrationStatements.isEmpty)
+        #expect(v2().isConfiguration(withName: nil, compatibleWithStoreMetadata: result.metadata))
+        #expect(result.entityNumbers == ["Person": 1])
+        #expect(try M.columns("ZPERSON", at: url).filter { $0 == "ZEMAIL" }.count == 1)
+    }
+}

@@ -33,15 +33,42 @@ extension SQLiteStore {
         metadata.merge(Self.modelMetadata(plan.destinationModel)) { _, new in new }
         metadata[NSStoreTypeKey] = NSSQLiteStoreType
         let plist = try Self.plistData(metadata)
-        try connection.writeTransaction {
+        // Another process may have migrated the file between reading its metadata and taking the
+        // write lock: look again inside the transaction.
+        let current: [String: Any]? = try connection.writeTransaction {
+            let now = try Self.currentMetadata(connection)
+            if plan.destinationModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: now) { return now }
+            guard plan.sourceModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: now) else {
+                throw OpenCoreDataError(
+                    .migration, "cannot migrate: another process changed the store's model while it was being opened",
+                    url: url)
+            }
             try migration.run(on: connection)
             migration.step = "writing the store metadata"
             try migration.execute(
                 connection, "UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", [.blob(plist)])
+            return nil
+        }
+        if var current {
+            migrationStatements = []
+            current[NSStoreUUIDKey] = stored.uuid
+            var numbers: [String: Int64] = [:]
+            let keys = try connection.prepareUncached("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY")
+            defer { keys.finalize() }
+            while try keys.step() { numbers[keys.text(1)] = keys.int64(0) }
+            return SQLiteStoredMetadata(uuid: stored.uuid, metadata: current, entityNumbers: numbers)
         }
         metadata[NSStoreUUIDKey] = stored.uuid
         migrationStatements = migration.statements
         return SQLiteStoredMetadata(uuid: stored.uuid, metadata: metadata, entityNumbers: migration.newNumbers)
+    }
+
+    /// Z_PLIST as it is now, read on `connection` (inside its transaction).
+    private static func currentMetadata(_ connection: SQLiteConnection) throws -> [String: Any] {
+        guard case .blob(let data)? = try connection.column("SELECT Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1").first,
+            let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil) as? [String: Any]
+        else { return [:] }
+        return plist
     }
 }
 
