@@ -373,4 +373,28 @@ struct LightweightMigrationTests {
         #expect(found.map { $0.value(forKey: "name") as? String } == ["Ann"])
         #expect(found.first?.value(forKey: "boss") == nil)
     }
+
+    @Test func rebuildAlsoRenamesTheTableAndFillsDefaults() throws {
+        // Several changes to one entity at once: renamed entity, removed attribute (so a rebuild),
+        // optional → required with a default.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try store(directory)
+        let v2 = M.model(
+            "2",
+            [
+                M.entity(
+                    "Human", [M.attribute("name", optional: false), M.attribute("city", optional: false, defaultValue: "Nowhere")],
+                    renamedFrom: "Person")
+            ])
+        let coordinator = try M.open(url, with: v2, sources: [personV1()])
+        defer { StoreHarness.close(coordinator) }
+        let statements = try sqliteStore(coordinator).migrationStatements
+        #expect(statements.contains("ALTER TABLE Z_OCDMIGRATION_ZHUMAN RENAME TO ZHUMAN"))
+        let rows = try M.rows("Human", StoreHarness.context(coordinator), sortedBy: "name")
+        #expect(rows.map { $0["name"] as? String } == ["Ann", "Bob", "Cid"])
+        #expect(rows.map { $0["city"] as? String } == ["Oslo", "Nowhere", "Rome"])
+        let tables = try RawDatabase(url).rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0] as? String }
+        #expect(tables.contains("ZHUMAN") && !tables.contains("ZPERSON") && !tables.contains { $0.hasPrefix("Z_OCD") })
+    }
 }
