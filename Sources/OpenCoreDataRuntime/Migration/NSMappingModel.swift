@@ -133,6 +133,39 @@ open class NSPropertyMapping: NSObject, @unchecked Sendable {
     /// An empty property mapping.
     public override init() { super.init() }
 
+    /// The source property this mapping copies, for stores that migrate in SQL: the inferred
+    /// source name, or the key of a `$source.key`, `FUNCTION($source, "valueForKey:", "key")` or
+    /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "key", …)`
+    /// expression. `nil` when there is no expression; `.failure` for any other expression.
+    package var _copiedSourceProperty: Result<String, OpenCoreDataError>? {
+        if let _sourcePropertyName { return .success(_sourcePropertyName) }
+        guard let expression = valueExpression else { return nil }
+        func isVariable(_ e: NSExpression, _ name: String) -> Bool { e.expressionType == .variable && e.variable == name }
+        switch expression.expressionType {
+        case .keyPath where isVariable(expression.operand, "source") && !expression.keyPath.contains("."):
+            return .success(expression.keyPath)
+        case .function:
+            let arguments = expression.arguments ?? []
+            let first = arguments.first.flatMap { $0.expressionType == .constantValue ? $0.constantValue as? String : nil }
+            if let first, isVariable(expression.operand, "source"), expression.function == "valueForKey:",
+                arguments.count == 1
+            {
+                return .success(first)
+            }
+            if let first, isVariable(expression.operand, "manager"),
+                expression.function == "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
+            {
+                return .success(first)
+            }
+        default: break
+        }
+        return .failure(
+            OpenCoreDataError(
+                .migration,
+                "the value expression of property mapping \(name ?? "?") (\(expression)) is not a plain copy of a source property; custom value expressions are not supported on Linux yet",
+                key: name))
+    }
+
     open override var description: String {
         "(<NSPropertyMapping>) name \(name ?? "nil"), valueExpression \(valueExpression.map { "\($0)" } ?? "nil")"
     }

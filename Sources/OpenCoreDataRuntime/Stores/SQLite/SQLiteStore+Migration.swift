@@ -124,19 +124,55 @@ final class SQLiteLightweightMigration {
         var sourceEntityMap: [ObjectIdentifier: NSEntityDescription] = [:]
         var sourcePropertyMap: [ObjectIdentifier: NSPropertyDescription] = [:]
         for entityMapping in plan.mapping.entityMappings ?? [] {
-            guard
-                entityMapping.mappingType == .copyEntityMappingType
-                    || entityMapping.mappingType == .transformEntityMappingType,
-                let target = entityMapping.destinationEntityName.flatMap({ destination.entitiesByName[$0] }),
+            switch entityMapping.mappingType {
+            case .addEntityMappingType, .removeEntityMappingType: continue
+            case .copyEntityMappingType, .transformEntityMappingType: break
+            default:
+                throw OpenCoreDataError(
+                    .migration,
+                    "cannot migrate: entity mapping \(entityMapping.name ?? "?") is a custom mapping; custom entity mappings and migration policies are not supported on Linux yet",
+                    entityName: entityMapping.sourceEntityName, url: url)
+            }
+            guard let target = entityMapping.destinationEntityName.flatMap({ destination.entitiesByName[$0] }),
                 let origin = entityMapping.sourceEntityName.flatMap({ source.entitiesByName[$0] })
-            else { continue }
+            else {
+                throw OpenCoreDataError(
+                    .migration,
+                    "cannot migrate: entity mapping \(entityMapping.name ?? "?") names an entity the models do not have",
+                    entityName: entityMapping.destinationEntityName ?? entityMapping.sourceEntityName, url: url)
+            }
             sourceEntityMap[ObjectIdentifier(target)] = origin
             for propertyMapping in (entityMapping.attributeMappings ?? []) + (entityMapping.relationshipMappings ?? []) {
                 guard let name = propertyMapping.name, let property = target.propertiesByName[name],
-                    let sourceName = propertyMapping._sourcePropertyName,
-                    let old = origin.propertiesByName[sourceName]
+                    let copied = propertyMapping._copiedSourceProperty
                 else { continue }
-                sourcePropertyMap[ObjectIdentifier(property)] = old
+                var error: OpenCoreDataError
+                switch copied {
+                case .success(let sourceName):
+                    if let old = origin.propertiesByName[sourceName] {
+                        let sameKind =
+                            (old as? NSAttributeDescription)?.attributeType
+                            == (property as? NSAttributeDescription)?.attributeType
+                            && (old is NSRelationshipDescription) == (property is NSRelationshipDescription)
+                        if sameKind {
+                            sourcePropertyMap[ObjectIdentifier(property)] = old
+                            continue
+                        }
+                        error = OpenCoreDataError(
+                            .migration,
+                            "cannot migrate: property \(name) of \(target.name ?? "?") would be copied from \(sourceName), which has another type",
+                            key: name)
+                    } else {
+                        error = OpenCoreDataError(
+                            .migration,
+                            "cannot migrate: property mapping \(name) reads \(sourceName), which \(origin.name ?? "?") does not have",
+                            key: name)
+                    }
+                case .failure(let failure): error = failure
+                }
+                error.entityName = target.name
+                error.url = url
+                throw error
             }
         }
         sourceEntity = sourceEntityMap
@@ -547,5 +583,26 @@ final class SQLiteLightweightMigration {
         case .text(let v): return "'" + v.replacingOccurrences(of: "'", with: "''") + "'"
         case .blob(let v): return "X'" + v.map { String(format: "%02X", $0) }.joined() + "'"
         }
+    }
+}
+
+extension SQLiteStore: MigratingPersistentStore {
+    /// `VACUUM INTO` from a read-only connection: a consistent copy even while the store is in use.
+    /// Without a `-wal` file the source is read as immutable, so not even side files appear.
+    static func copyStoreForMigration(from source: URL, to destination: URL) throws {
+        let wal = (try? FileManager.default.attributesOfItem(atPath: source.path + "-wal")[.size] as? Int) ?? 0
+        let connection = try SQLiteConnection(url: source, mode: wal > 0 ? .readOnly : .probe)
+        defer { connection.close() }
+        connection.setBusyTimeout(60)
+        try connection.run("VACUUM INTO ?", [.text(destination.path)])
+    }
+
+    static func migrateStoreInPlace(at url: URL, plan: LightweightMigrationPlan) throws {
+        let stored = try readStoredMetadata(at: url)
+        let connection = try SQLiteConnection(url: url, mode: .readWrite(create: false))
+        defer { connection.close() }
+        connection.setBusyTimeout(60)
+        let store = SQLiteStore(persistentStoreCoordinator: nil, configurationName: nil, at: url, options: nil)
+        _ = try store.migrateInPlace(connection, stored: stored, plan: plan, url: url)
     }
 }
