@@ -90,6 +90,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
         try DerivationExpression.validate(managedObjectModel)  // before any file is created
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
+        if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
+            try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
+        }
         return try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw OpenCoreDataError(.persistentStoreOpen, "a store at this URL was already added to the coordinator", url: url)
