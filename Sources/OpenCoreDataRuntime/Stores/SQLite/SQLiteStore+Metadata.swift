@@ -54,7 +54,11 @@ extension SQLiteStore {
         let connection = try SQLiteConnection(url: url, mode: isReadOnly ? .readOnly : .readWrite(create: false))
         do {
             try configure(connection)
-            if let migration { stored = try migrateInPlace(connection, stored: stored, plan: migration, url: url) }
+            if let migration {
+                stored = try migrateInPlace(
+                    connection, stored: stored, plan: migration, url: url,
+                    deferringCleanup: LightweightMigration.bool(options?[NSPersistentStoreDeferredLightweightMigrationOptionKey]))
+            }
         } catch {
             connection.close()
             throw error

@@ -19,10 +19,16 @@ import Foundation
 extension SQLiteStore {
     /// Migrates the file open on `connection` from `stored` (the source model's layout) to the
     /// destination model, and returns the store's metadata and entity numbers afterwards.
+    ///
+    /// With `deferringCleanup` (`NSPersistentStoreDeferredLightweightMigrationOptionKey`), removed
+    /// columns, tables and non-unique indexes stay until ``finishDeferredLightweightMigration()``;
+    /// the metadata then says so.
     func migrateInPlace(
-        _ connection: SQLiteConnection, stored: SQLiteStoredMetadata, plan: LightweightMigrationPlan, url: URL
+        _ connection: SQLiteConnection, stored: SQLiteStoredMetadata, plan: LightweightMigrationPlan, url: URL,
+        deferringCleanup: Bool = false
     ) throws -> SQLiteStoredMetadata {
         let migration = try SQLiteLightweightMigration(stored: stored, plan: plan, url: url)
+        migration.deferCleanup = deferringCleanup
         var metadata = stored.metadata
         for key in [
             NSStoreModelVersionHashesKey, NSStoreModelVersionIdentifiersKey, NSStoreModelVersionChecksumKey,
@@ -32,7 +38,6 @@ extension SQLiteStore {
         }
         metadata.merge(Self.modelMetadata(plan.destinationModel)) { _, new in new }
         metadata[NSStoreTypeKey] = NSSQLiteStoreType
-        let plist = try Self.plistData(metadata)
         // Another process may have migrated the file between reading its metadata and taking the
         // write lock: look again inside the transaction.
         let current: [String: Any]? = try connection.writeTransaction {
@@ -44,9 +49,15 @@ extension SQLiteStore {
                     url: url)
             }
             try migration.run(on: connection)
+            if !migration.deferred.isEmpty {
+                var pending = metadata[deferredCleanupKey] as? [String: [String]] ?? [:]
+                for (kind, names) in migration.deferred { pending[kind, default: []] += names }
+                metadata[deferredCleanupKey] = pending
+                metadata[NSPersistentStoreDeferredLightweightMigrationOptionKey] = true
+            }
             migration.step = "writing the store metadata"
             try migration.execute(
-                connection, "UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", [.blob(plist)])
+                connection, "UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", [.blob(try Self.plistData(metadata))])
             return nil
         }
         if var current {
@@ -100,6 +111,10 @@ final class SQLiteLightweightMigration {
     var stepEntity: String?
     /// The statements run, in order (for tests and error messages).
     private(set) var statements: [String] = []
+    /// Leave removed tables, columns and non-unique indexes for `finishDeferredLightweightMigration()`.
+    var deferCleanup = false
+    /// What was left: `"tables"` and `"indexes"` to drop (tables with extra columns are found again).
+    private(set) var deferred: [String: [String]] = [:]
 
     init(stored: SQLiteStoredMetadata, plan: LightweightMigrationPlan, url: URL) throws {
         self.url = url
@@ -264,7 +279,12 @@ final class SQLiteLightweightMigration {
             newSchema.tables.compactMap { table in
                 sourceEntity[ObjectIdentifier(table.root)].flatMap { oldSchema.table(for: $0)?.name }
             })
+        let newNames = Set(newSchema.tables.map(\.name) + newSchema.joinTables.map(\.name))
         for table in oldSchema.tables where !keptOldTables.contains(table.name) {
+            if deferCleanup, !newNames.contains(table.name) {
+                deferred["tables", default: []].append(table.name)
+                continue
+            }
             (step, stepEntity) = ("dropping the table of a removed entity", table.root.name)
             try execute(connection, "DROP TABLE IF EXISTS \(table.name)")
         }
@@ -353,7 +373,9 @@ final class SQLiteLightweightMigration {
         let renames = origin.filter { $0.key != $0.value }
         // A rename onto a name that another kept column still has would need two steps: rebuild instead.
         let renameClash = renames.keys.contains { used.contains($0) && origin[$0] != $0 }
-        if !dropped.isEmpty || renameClash {
+        // A column left over from an earlier deferred migration may have the name of an added one.
+        let addedClash = added.contains { existing.contains($0) && !used.contains($0) }
+        if (!dropped.isEmpty && !deferCleanup) || renameClash || addedClash {
             try rebuild(table, from: old, origin: origin, fill: fill, on: connection)
             return deleted
         }
@@ -468,7 +490,12 @@ final class SQLiteLightweightMigration {
         }
         stepEntity = nil
         step = "dropping join tables that are no longer used"
+        let newJoinNames = Set(newSchema.joinTables.map(\.name))
         for join in oldSchema.joinTables where !kept.contains(join.name) {
+            if deferCleanup, !newJoinNames.contains(join.name) {
+                deferred["tables", default: []].append(join.name)
+                continue
+            }
             try execute(connection, "DROP TABLE IF EXISTS \(join.name)")
         }
         step = "renaming copied join tables"
@@ -523,6 +550,11 @@ final class SQLiteLightweightMigration {
         for (name, sql) in existing.sorted(by: { $0.key < $1.key }) where wanted[name] != sql {
             // Only indexes Core Data's layout names (Z…); anything else belongs to someone else.
             guard name.hasPrefix("Z") else { continue }
+            if deferCleanup, wanted[name] == nil, !sql.hasPrefix("CREATE UNIQUE") {
+                // A unique index must go now (it would refuse valid rows); a plain one can wait.
+                deferred["indexes", default: []].append(name)
+                continue
+            }
             try execute(connection, "DROP INDEX \(name)")
             existing[name] = nil
         }
@@ -604,5 +636,62 @@ extension SQLiteStore: MigratingPersistentStore {
         connection.setBusyTimeout(60)
         let store = SQLiteStore(persistentStoreCoordinator: nil, configurationName: nil, at: url, options: nil)
         _ = try store.migrateInPlace(connection, stored: stored, plan: plan, url: url)
+    }
+}
+
+/// Private metadata key: what a deferred lightweight migration left to clean up.
+let deferredCleanupKey = "_OpenCoreDataDeferredCleanup"
+
+extension SQLiteStore: DeferredLightweightMigrationStore {
+    /// Drops what a deferred migration left (tables, indexes), rebuilds tables that still hold
+    /// removed columns, creates missing indexes, reclaims free pages, and clears the metadata flag,
+    /// in one transaction.
+    func finishDeferredLightweightMigration() throws {
+        guard let metadata, LightweightMigration.bool(metadata[NSPersistentStoreDeferredLightweightMigrationOptionKey])
+            || metadata[deferredCleanupKey] != nil
+        else { return }
+        if isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: url) }
+        let connection = try db()
+        let pending = metadata[deferredCleanupKey] as? [String: [String]] ?? [:]
+        var updated = metadata
+        updated[NSPersistentStoreDeferredLightweightMigrationOptionKey] = nil
+        updated[deferredCleanupKey] = nil
+        let keep = Set(schema.tables.map(\.name) + schema.joinTables.map(\.name))
+        try connection.writeTransaction {
+            for name in pending["indexes"] ?? [] { try connection.execute("DROP INDEX IF EXISTS \(name)") }
+            for name in pending["tables"] ?? [] where !keep.contains(name) {
+                try connection.execute("DROP TABLE IF EXISTS \(name)")
+            }
+            for table in schema.tables {
+                let existing = try connection.column("SELECT name FROM pragma_table_info(?)", [.text(table.name)]).compactMap {
+                    if case .text(let name) = $0 { return name } else { return nil }
+                }
+                let expected = ["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name)
+                guard Set(existing) != Set(expected) else { continue }
+                let temporary = "Z_OCDMIGRATION_" + table.name
+                try connection.execute(SQLiteSchema.createStatement(table, name: temporary))
+                let copied = expected.filter(existing.contains)
+                try connection.execute(
+                    "INSERT INTO \(temporary) (\(copied.joined(separator: ", "))) SELECT \(copied.joined(separator: ", ")) FROM \(table.name)"
+                )
+                try connection.execute("DROP TABLE \(table.name)")
+                try connection.execute("ALTER TABLE \(temporary) RENAME TO \(table.name)")
+            }
+            for statement in schema.indexStatements {
+                let words = statement.split(separator: " ")
+                guard let at = words.firstIndex(of: "INDEX"), at + 1 < words.count else { continue }
+                let exists = try connection.column(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", [.text(String(words[at + 1]))])
+                if exists.isEmpty { try connection.execute(statement) }
+            }
+            try connection.run(
+                "UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", [.blob(Self.plistData(updated))])
+        }
+        // Give the pages of dropped tables and columns back to the file system (auto_vacuum is incremental).
+        let vacuum = try connection.prepareUncached("PRAGMA incremental_vacuum")
+        defer { vacuum.finalize() }
+        while try vacuum.step() {}
+        self.metadata = updated
+        writtenMetadata = NSDictionary(dictionary: updated)
     }
 }
