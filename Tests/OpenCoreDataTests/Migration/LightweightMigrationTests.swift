@@ -397,4 +397,47 @@ struct LightweightMigrationTests {
         let tables = try RawDatabase(url).rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0] as? String }
         #expect(tables.contains("ZHUMAN") && !tables.contains("ZPERSON") && !tables.contains { $0.hasPrefix("Z_OCD") })
     }
+
+    @Test func seed000MoodsGainCountriesContinentsAndLocation() throws {
+        // Seed 000: the shipped app has only `Mood`; the next version adds `Country` and `Continent`,
+        // a Mood → Country relationship and optional `latitude`/`longitude`. Existing moods must survive.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        func v1() -> NSManagedObjectModel {
+            M.model(
+                "1",
+                [
+                    M.entity(
+                        "Mood",
+                        [M.attribute("date", .dateAttributeType, optional: false), M.attribute("colors", .binaryDataAttributeType)])
+                ])
+        }
+        let dates = (0..<3).map { Date(timeIntervalSinceReferenceDate: Double($0) * 86_400) }
+        let url = try M.makeStore(v1(), in: directory) { context in
+            for (i, date) in dates.enumerated() { insertObject("Mood", ["date": date, "colors": Data([UInt8(i), 9])], into: context) }
+        }
+        let v2 = MoodsModel.make()
+        let coordinator = try M.open(url, with: v2, sources: [v1()])
+        let context = StoreHarness.context(coordinator)
+        let moods = try M.rows("Mood", context, sortedBy: "date")
+        #expect(moods.map { $0["date"] as? Date } == dates)
+        #expect(moods.map { $0["colors"] as? Data } == [Data([0, 9]), Data([1, 9]), Data([2, 9])])
+        #expect(moods.allSatisfy { $0["latitude"] == nil && $0["longitude"] == nil })
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Mood")
+        request.sortDescriptors = [NSSortDescriptor(key: "date", ascending: true)]
+        let first = try #require(try context.fetch(request).first)
+        let europe = insertObject("Continent", ["numericISO3166Code": Int16(150), "updatedAt": Date()], into: context)
+        let poland = insertObject("Country", ["numericISO3166Code": Int16(616), "updatedAt": Date(), "continent": europe], into: context)
+        first.setValue(poland, forKey: "country")
+        first.setValue(52.2, forKey: "latitude")
+        try context.save()
+        StoreHarness.close(coordinator)
+
+        let reopened = try StoreHarness.coordinator(model: MoodsModel.make(), storeType: NSSQLiteStoreType, url: url)
+        defer { StoreHarness.close(reopened) }
+        let reader = StoreHarness.context(reopened)
+        let again = try #require(try reader.fetch(request).first)
+        #expect((again.value(forKey: "country") as? NSManagedObject)?.value(forKey: "numericISO3166Code") as? Int16 == 616)
+        #expect(again.value(forKey: "latitude") as? Double == 52.2)
+    }
 }
