@@ -41,6 +41,9 @@ open class NSManagedObject: NSObject {
     /// `setPrimitiveValue`; the save re-runs `willSave()` on objects whose count moved (see
     /// `NSManagedObjectContext+Lifecycle.swift`).
     @exclusivity(unchecked) package var _notifiedChangeCount = 0
+    /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
+    /// default `validateValue(_:forKey:)` finds it without a lookup by name.
+    @exclusivity(unchecked) package var _validationSlot = -1
     /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
     package var _didAwakeFromInsert = false
 
