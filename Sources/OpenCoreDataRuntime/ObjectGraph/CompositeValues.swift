@@ -1,0 +1,141 @@
+import Foundation
+
+/// Values of composite attributes (``NSCompositeAttributeDescription``): dictionaries keyed by element
+/// name, nested for nested composites. Shared by the stores (reading and writing the flattened
+/// elements, normalizing what they keep) and by validation.
+package enum CompositeValues {
+    /// A composite value as a `[String: Any]` (from a Swift dictionary, `[AnyHashable: Any]` or an
+    /// `NSDictionary`), or nil when it is nil, `NSNull` or not a dictionary with string keys.
+    package static func dictionary(_ value: Any?) -> [String: Any]? {
+        switch ValueConversion.unwrap(value) {
+        case let dictionary as [String: Any]:
+            return dictionary
+        case let dictionary as [AnyHashable: Any]:
+            var result: [String: Any] = [:]
+            for (key, value) in dictionary {
+                guard let key = key.base as? String else { return nil }
+                result[key] = value
+            }
+            return result
+        case let dictionary as NSDictionary:
+            var result: [String: Any] = [:]
+            for (key, value) in dictionary {
+                guard let key = (key as? String) ?? (key as? NSString).map({ String($0) }) else { return nil }
+                result[key] = value
+            }
+            return result
+        default:
+            return nil
+        }
+    }
+
+    /// The value at `path` (element names) inside a composite value; nil when any step is missing.
+    package static func value(at path: ArraySlice<String>, in composite: Any?) -> Any? {
+        var current: Any? = composite
+        for name in path {
+            guard let dictionary = dictionary(current) else { return nil }
+            current = dictionary[name]
+        }
+        guard let current = ValueConversion.unwrap(current), !(current is NSNull) else { return nil }
+        return current
+    }
+
+    /// Sets `value` at `path` inside `dictionary`, creating the nested dictionaries on the way.
+    package static func set(_ value: Any, at path: ArraySlice<String>, in dictionary: inout [String: Any]) {
+        guard let first = path.first else { return }
+        if path.count == 1 {
+            dictionary[first] = value
+            return
+        }
+        var nested = Self.dictionary(dictionary[first]) ?? [:]
+        set(value, at: path.dropFirst(), in: &nested)
+        dictionary[first] = nested
+    }
+
+    /// The value a store keeps for `value`: element values in their canonical types, nil elements
+    /// and keys that name no element left out, and nil when no element has a value (which is what
+    /// the flattened columns of the SQLite store read back, so both stores answer alike).
+    package static func normalized(_ value: Any?, _ composite: NSCompositeAttributeDescription, depth: Int = 0) -> [String: Any]? {
+        guard depth < 64, let dictionary = dictionary(value) else { return nil }
+        var result: [String: Any] = [:]
+        for element in composite.elements {
+            guard let raw = dictionary[element.name] else { continue }
+            let canonical: Any?
+            if let nested = element as? NSCompositeAttributeDescription {
+                canonical = normalized(raw, nested, depth: depth + 1)
+            } else {
+                canonical = ValueConversion.canonicalize(raw, for: element.attributeType)
+            }
+            if let canonical { result[element.name] = canonical }
+        }
+        return result.isEmpty ? nil : result
+    }
+
+    /// Normalizes the composite attributes of a row of slot values (see ``normalized(_:_:depth:)``).
+    package static func normalize(_ values: inout ContiguousArray<Any?>, layout: EntityLayout) {
+        for slot in layout.storedAttributeSlots where layout.attributeTypes[slot] == .compositeAttributeType {
+            guard slot < values.count, values[slot] != nil else { continue }
+            guard let composite = layout.properties[slot] as? NSCompositeAttributeDescription else { continue }
+            values[slot] = normalized(values[slot], composite)
+        }
+    }
+
+    /// A composite value's problems, as (code, message, key path, predicate): a value that is not a
+    /// dictionary, keys that name no element, missing required elements, element values of the
+    /// wrong type, and failed element validation predicates. `path` is the composite's key path
+    /// (`colorScheme`); each failure names the element by its namespaced key path
+    /// (`colorScheme.primary`).
+    package static func failures(
+        _ value: Any, _ composite: NSCompositeAttributeDescription, path: String, depth: Int = 0
+    ) -> [(code: OpenCoreDataError.Code, message: String, key: String, predicate: NSPredicate?)] {
+        guard let dictionary = dictionary(value) else {
+            return [(.managedObjectValidation,
+                     "\(path): a value of type \(type(of: value)) does not fit a composite attribute (use [String: Any])", path, nil)]
+        }
+        var result: [(code: OpenCoreDataError.Code, message: String, key: String, predicate: NSPredicate?)] = []
+        for key in dictionary.keys.sorted() where composite._element(named: key) == nil {
+            result.append((.managedObjectValidation, "\(path) has no element named \(key)", "\(path).\(key)", nil))
+        }
+        guard depth < 64 else { return result }
+        for element in composite.elements {
+            let elementPath = "\(path).\(element.name)"
+            let raw = dictionary[element.name].flatMap { ValueConversion.unwrap($0) }
+            guard let raw, !(raw is NSNull) else {
+                if !element.isOptional {
+                    result.append((.validationMissingMandatoryProperty, "\(elementPath) is a required value", elementPath, nil))
+                }
+                continue
+            }
+            if let nested = element as? NSCompositeAttributeDescription {
+                result += failures(raw, nested, path: elementPath, depth: depth + 1)
+                continue
+            }
+            guard let canonical = ValueConversion.canonicalize(raw, for: element.attributeType) else {
+                result.append((.managedObjectValidation,
+                               "\(elementPath): a value of type \(type(of: raw)) does not fit a \(element.attributeType) element", elementPath, nil))
+                continue
+            }
+            for failure in element._failedValidationPredicates(for: canonical) {
+                let message = failure.message == element._defaultMessage(for: failure.code)
+                    ? "\(elementPath): \(failure.message)" : failure.message
+                result.append((failure.code, message, elementPath, failure.predicate))
+            }
+        }
+        return result
+    }
+}
+
+extension NSManagedObject {
+    /// The validation errors of a composite attribute's (non-nil) value: see
+    /// ``CompositeValues/failures(_:_:path:depth:)``; a required composite with no element set is
+    /// missing (`validationMissingMandatoryProperty`), as the store would read it back as nil.
+    package func _compositeValidationErrors(_ composite: NSCompositeAttributeDescription, value: Any) -> [OpenCoreDataError] {
+        var failures = CompositeValues.failures(value, composite, path: composite.name)
+        if failures.isEmpty, !composite.isOptional, !composite.isTransient, CompositeValues.normalized(value, composite) == nil {
+            failures.append((.validationMissingMandatoryProperty, "\(composite.name) is a required value (no element is set)", composite.name, nil))
+        }
+        return failures.map { failure in
+            OpenCoreDataError(failure.code, failure.message, object: self, key: failure.key, value: value, predicate: failure.predicate)
+        }
+    }
+}
