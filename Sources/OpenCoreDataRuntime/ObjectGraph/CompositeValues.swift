@@ -139,3 +139,38 @@ extension NSManagedObject {
         }
     }
 }
+
+extension NSManagedObject {
+    /// `setValue(_:forKeyPath:)` for a namespaced key path into a composite attribute of this object
+    /// (`colorScheme.primary`): sets the element in a copy of the composite's dictionary (nil removes
+    /// it) and sets the composite, so the change is recorded as a change of the composite. Returns
+    /// false when the key path does not start with a composite attribute.
+    package func _setCompositeElement(_ value: Any?, forKeyPath keyPath: String) -> Bool {
+        let names = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard names.count > 1, let slot = _layout.indexByName[names[0]],
+              let composite = _layout.properties[slot] as? NSCompositeAttributeDescription else { return false }
+        let path = names[1...]
+        var dictionary = CompositeValues.dictionary(self.value(forKey: composite.name)) ?? [:]
+        if let value = ValueConversion.unwrap(value), !(value is NSNull) {
+            CompositeValues.set(value, at: path, in: &dictionary)
+        } else {
+            CompositeValues.remove(at: path, in: &dictionary)
+        }
+        setValue(dictionary, forKey: composite.name)
+        return true
+    }
+}
+
+extension CompositeValues {
+    /// Removes the value at `path` inside `dictionary` (nested dictionaries left empty stay).
+    package static func remove(at path: ArraySlice<String>, in dictionary: inout [String: Any]) {
+        guard let first = path.first else { return }
+        if path.count == 1 {
+            dictionary[first] = nil
+            return
+        }
+        guard var nested = Self.dictionary(dictionary[first]) else { return }
+        remove(at: path.dropFirst(), in: &nested)
+        dictionary[first] = nested
+    }
+}

@@ -202,6 +202,14 @@ struct CompositeAttributeTests {
             #expect(committed?["primary"] as? String == "red")
             try context.save()
 
+            // Element access by key path (Apple's docs: `quake.magnitude.richter = 4.6`).
+            plane.setValue("orange", forKeyPath: "colorScheme.secondary")
+            #expect(plane.colorScheme?["secondary"] as? String == "orange" && plane.colorScheme?["primary"] as? String == "gold")
+            plane.setValue(nil, forKeyPath: "colorScheme.secondary")
+            #expect(plane.colorScheme?.keys.sorted() == ["primary"])
+            #expect(Set(plane.changedValues().keys) == ["colorScheme"])
+            try context.save()
+
             plane.colorScheme = nil
             try context.save()
         }
