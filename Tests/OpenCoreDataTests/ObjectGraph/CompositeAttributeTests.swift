@@ -174,10 +174,35 @@ struct CompositeAttributeTests {
                            NSSortDescriptor(key: "tailNumber", ascending: true)]
         #expect(try tails("TRUEPREDICATE", sort: bySecondary) == ["A", "D", "C", "B"])
 
+        // Through a to-one relationship: `aircraft.colorScheme.primary` from a log entry.
+        try context.performAndWait {
+            let entry = LogEntry(context: context)
+            entry.aircraft = try context.fetch(Aircraft.fetchRequest()).first { $0.tailNumber == "D" }
+            try context.save()
+        }
+        try reader.performAndWait {
+            let request = NSFetchRequest<LogEntry>(entityName: "LogEntry")
+            request.predicate = NSPredicate(format: "aircraft.colorScheme.primary == %@", "blue")
+            let blue = try reader.fetch(request)
+            #expect(blue.first?.aircraft?.tailNumber == "D")
+            request.predicate = NSPredicate(format: "aircraft.colorScheme.primary == %@", "red")
+            let red = try reader.fetch(request)
+            #expect(red.isEmpty)
+        }
+
         if storeType == NSSQLiteStoreType {
-            let selects = statements.filter { $0.hasPrefix("SELECT") && $0.contains("FROM ZAIRCRAFT") }
-            #expect(selects.contains { $0.contains("WHERE t0.ZCOLORSCHEME_PRIMARY IS ?") }, "compiled to the element's column")
-            #expect(selects.contains { $0.contains("ORDER BY t0.ZCOLORSCHEME_SECONDARY DESC") })
+            let columns = "t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZAIRCRAFTCATEGORY, t0.ZAIRCRAFTCLASS, t0.ZAIRCRAFTTYPE, "
+                + "t0.ZCOLORSCHEME_PRIMARY, t0.ZCOLORSCHEME_SECONDARY, t0.ZCOLORSCHEME_TERTIARY, t0.ZTAILNUMBER, t0.ZPHOTO"
+            // The namespaced key path compiles to the element's column, in the predicate and the sort.
+            #expect(statements.contains(
+                "SELECT \(columns) FROM ZAIRCRAFT t0 WHERE t0.ZCOLORSCHEME_PRIMARY IS ? ORDER BY t0.ZTAILNUMBER ASC, t0.Z_PK"))
+            #expect(statements.contains(
+                "SELECT \(columns) FROM ZAIRCRAFT t0 WHERE 1 ORDER BY t0.ZCOLORSCHEME_SECONDARY DESC, t0.ZTAILNUMBER ASC, t0.Z_PK"))
+            #expect(statements.contains { $0.hasPrefix("SELECT") && $0.contains("LEFT JOIN ZAIRCRAFT t1") && $0.contains("t1.ZCOLORSCHEME_PRIMARY IS ?") })
+            let schema = try RawDatabase(try #require(store.url)).rows("SELECT sql FROM sqlite_master WHERE name = 'ZAIRCRAFT'")
+            #expect(schema.first?.first as? String == "CREATE TABLE ZAIRCRAFT ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, "
+                + "ZAIRCRAFTCATEGORY VARCHAR, ZAIRCRAFTCLASS VARCHAR, ZAIRCRAFTTYPE VARCHAR, ZCOLORSCHEME_PRIMARY VARCHAR, "
+                + "ZCOLORSCHEME_SECONDARY VARCHAR, ZCOLORSCHEME_TERTIARY VARCHAR, ZTAILNUMBER VARCHAR, ZPHOTO BLOB )")
         }
     }
 
