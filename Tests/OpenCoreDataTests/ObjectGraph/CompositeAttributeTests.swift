@@ -501,3 +501,25 @@ extension CompositeAttributeTests.Aircraft {
     @ManagedProperty public var tailNumber: String?
     @ManagedProperty public var logEntries: Set<CompositeAttributeTests.LogEntry>
 }
+
+extension CompositeAttributeTests {
+    @Test(arguments: storeTypes)
+    func dictionaryResultsCarryTheComposite(storeType: String) throws {
+        let store = try TestStore(storeType, model: Self.model())
+        let context = store.newContext()
+        try Self.addAircraft(context, tailNumber: "N1", aircraftType: "C172", primaryColor: .red, secondaryColor: .white,
+                             tertiaryColor: .blue)
+        let reader = store.newContext()
+        try reader.performAndWait {
+            let request = NSFetchRequest<NSDictionary>(entityName: "Aircraft")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = ["tailNumber", "colorScheme"]
+            let rows = try reader.fetch(request)
+            #expect(rows.count == 1)
+            let row = try #require(rows.first)
+            #expect(row["tailNumber"] as? String == "N1")
+            #expect((row["colorScheme"] as? [String: Any])?["secondary"] as? String == "white")
+            #expect(row.count == 2)
+        }
+    }
+}
