@@ -523,3 +523,33 @@ extension CompositeAttributeTests {
         }
     }
 }
+
+extension CompositeAttributeTests {
+    /// A composite merges as one property: a conflict resolved by property keeps our new colour
+    /// scheme and takes the other context's tail number (Apple: the policies merge "by property").
+    @Test(arguments: storeTypes, [NSMergePolicyType.mergeByPropertyStoreTrumpMergePolicyType, .mergeByPropertyObjectTrumpMergePolicyType])
+    func optimisticLockingMergesTheCompositeAsOneProperty(storeType: String, policy: NSMergePolicyType) throws {
+        let store = try TestStore(storeType, model: Self.model())
+        try Self.addAircraft(store.newContext(), tailNumber: "N1", aircraftType: "C172", primaryColor: .red,
+                             secondaryColor: .white, tertiaryColor: .blue)
+        let contextA = store.newContext()
+        let contextB = store.newContext()
+        contextA.mergePolicy = NSMergePolicy(merge: policy)
+        try contextA.performAndWait {
+            let a = try #require(try contextA.fetch(Aircraft.fetchRequest()).first)
+            try contextB.performAndWait {
+                let b = try #require(try contextB.fetch(Aircraft.fetchRequest()).first)
+                b.tailNumber = "N2"
+                try contextB.save()
+            }
+            a.colorScheme = ["primary": "gold"]
+            try contextA.save()
+        }
+        let reader = store.newContext()
+        try reader.performAndWait {
+            let plane = try #require(try reader.fetch(Aircraft.fetchRequest()).first)
+            #expect(plane.tailNumber == "N2")
+            #expect(plane.colorScheme?["primary"] as? String == "gold" && plane.colorScheme?.count == 1)
+        }
+    }
+}
