@@ -92,7 +92,8 @@ package enum CompositeValues {
                      "\(path): a value of type \(type(of: value)) does not fit a composite attribute (use [String: Any])", path, nil)]
         }
         var result: [(code: OpenCoreDataError.Code, message: String, key: String, predicate: NSPredicate?)] = []
-        for key in dictionary.keys.sorted() where composite._element(named: key) == nil {
+        let unknown = dictionary.keys.filter { composite._element(named: $0) == nil }
+        for key in unknown.sorted() {
             result.append((.managedObjectValidation, "\(path) has no element named \(key)", "\(path).\(key)", nil))
         }
         guard depth < 64 else { return result }

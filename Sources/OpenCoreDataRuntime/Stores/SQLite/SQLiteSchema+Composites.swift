@@ -67,10 +67,15 @@ extension SQLiteStore {
     ) {
         for composite in mapping.compositeSlots {
             var dictionary: [String: Any] = [:]
+            dictionary.reserveCapacity(composite.columns.count)
             for (column, index) in zip(composite.columns, composite.indexes) {
                 let position = offset + 3 + Int32(index)
                 guard !statement.isNull(position), let value = decodeAttribute(statement, position, column.type) else { continue }
-                CompositeValues.set(value, at: column.path[...], in: &dictionary)
+                if column.path.count == 1 {
+                    dictionary[column.path[0]] = value
+                } else {
+                    CompositeValues.set(value, at: column.path[...], in: &dictionary)
+                }
             }
             values[composite.slot] = dictionary.isEmpty ? nil : dictionary
         }
@@ -83,9 +88,17 @@ extension SQLiteStore {
     ) -> Int32 {
         var index = index
         for composite in mapping.compositeSlots {
-            let value = composite.slot < values.count ? values[composite.slot] : nil
+            // One cast of the slot's value to a dictionary; nested paths cast again below it.
+            let dictionary = composite.slot < values.count ? CompositeValues.dictionary(values[composite.slot]) : nil
             for column in composite.columns {
-                bindAttribute(CompositeValues.value(at: column.path[...], in: value), column.type, statement, index)
+                let value: Any?
+                if let dictionary, let first = column.path.first {
+                    value = column.path.count == 1
+                        ? dictionary[first] : CompositeValues.value(at: column.path.dropFirst(), in: dictionary[first])
+                } else {
+                    value = nil
+                }
+                bindAttribute(value.flatMap(ValueConversion.unwrap), column.type, statement, index)
                 index += 1
             }
         }
