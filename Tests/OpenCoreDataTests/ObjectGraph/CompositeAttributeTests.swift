@@ -553,3 +553,40 @@ extension CompositeAttributeTests {
         }
     }
 }
+
+extension CompositeAttributeTests {
+    /// A subentity inherits the composite: its rows share the root's table and columns, and a fetch of
+    /// the superentity by `colorScheme.primary` finds them.
+    @Test(arguments: storeTypes)
+    func subentitiesInheritTheComposite(storeType: String) throws {
+        let model = Self.model()
+        let aircraft = model.entitiesByName["Aircraft"]!
+        let glider = NSEntityDescription(name: "Glider", properties: [
+            NSAttributeDescription(name: "wingspan", type: .doubleAttributeType)
+        ])
+        aircraft.subentities = [glider]
+        model.entities += [glider]
+        let store = try TestStore(storeType, model: model)
+        let context = store.newContext()
+        try context.performAndWait {
+            let plane = NSManagedObject(entity: glider, insertInto: context)
+            plane.setValue("G1", forKey: "tailNumber")
+            plane.setValue(15.0, forKey: "wingspan")
+            plane.setValue(["primary": "white", "secondary": "red"], forKey: "colorScheme")
+            try context.save()
+        }
+        if storeType == NSSQLiteStoreType { try store.reopen() }
+        let reader = store.newContext()
+        try reader.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Aircraft")
+            request.predicate = NSPredicate(format: "colorScheme.secondary == %@", "red")
+            let found = try reader.fetch(request)
+            #expect(found.map(\.entity.name) == ["Glider"])
+            #expect((found.first?.value(forKey: "colorScheme") as? [String: Any])?["primary"] as? String == "white")
+            let gliders = NSFetchRequest<NSManagedObject>(entityName: "Glider")
+            gliders.predicate = NSPredicate(format: "colorScheme.primary == %@ AND wingspan > 10", "white")
+            let fetchedGliders = try reader.fetch(gliders)
+            #expect(fetchedGliders.count == 1)
+        }
+    }
+}
