@@ -27,9 +27,9 @@ import Foundation
 /// `persistentStoreIncompatibleSchema`.
 ///
 /// - Note: Linux: a value with no element set (`[:]`) is stored as nil, as its flattened columns
-///   cannot tell them apart; fetched objects read it back as nil. A required composite must have at
-///   least one element set. Keys that name no element fail validation rather than being dropped.
-///   Transformable elements are not supported.
+///   cannot tell them apart; fetched objects read it back as nil, and validation treats it as nil (a
+///   required composite must have an element set). Keys that name no element fail validation rather
+///   than being dropped. Transformable elements are not supported.
 ///
 /// Related Core Data documentation: [NSCompositeAttributeDescription](https://developer.apple.com/documentation/coredata/nscompositeattributedescription)
 open class NSCompositeAttributeDescription: NSAttributeDescription, @unchecked Sendable {

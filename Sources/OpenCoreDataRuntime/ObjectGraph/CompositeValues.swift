@@ -79,6 +79,16 @@ package enum CompositeValues {
         }
     }
 
+    /// Whether `value` is a dictionary with no value in it (only nils and `NSNull`s): a composite
+    /// with no element set, which the stores keep as nil.
+    package static func isEmpty(_ value: Any?) -> Bool {
+        guard let dictionary = dictionary(value) else { return false }
+        return dictionary.values.allSatisfy { element in
+            guard let element = ValueConversion.unwrap(element) else { return true }
+            return element is NSNull
+        }
+    }
+
     /// A composite value's problems, as (code, message, key path, predicate): a value that is not a
     /// dictionary, keys that name no element, missing required elements, element values of the
     /// wrong type, and failed element validation predicates. `path` is the composite's key path
@@ -107,7 +117,14 @@ package enum CompositeValues {
                 continue
             }
             if let nested = element as? NSCompositeAttributeDescription {
-                result += failures(raw, nested, path: elementPath, depth: depth + 1)
+                if isEmpty(raw) {
+                    // No element of the nested composite is set: it is stored, and read back, as nil.
+                    if !element.isOptional {
+                        result.append((.validationMissingMandatoryProperty, "\(elementPath) is a required value (no element is set)", elementPath, nil))
+                    }
+                } else {
+                    result += failures(raw, nested, path: elementPath, depth: depth + 1)
+                }
                 continue
             }
             guard let canonical = ValueConversion.canonicalize(raw, for: element.attributeType) else {
@@ -127,12 +144,17 @@ package enum CompositeValues {
 
 extension NSManagedObject {
     /// The validation errors of a composite attribute's (non-nil) value: see
-    /// ``CompositeValues/failures(_:_:path:depth:)``; a required composite with no element set is
-    /// missing (`validationMissingMandatoryProperty`), as the store would read it back as nil.
+    /// ``CompositeValues/failures(_:_:path:depth:)``. A composite with no element set (`[:]`) is
+    /// validated as nil, which is how the stores keep it: fine when optional, else
+    /// `validationMissingMandatoryProperty`.
     package func _compositeValidationErrors(_ composite: NSCompositeAttributeDescription, value: Any) -> [OpenCoreDataError] {
-        var failures = CompositeValues.failures(value, composite, path: composite.name)
-        if failures.isEmpty, !composite.isOptional, !composite.isTransient, CompositeValues.normalized(value, composite) == nil {
-            failures.append((.validationMissingMandatoryProperty, "\(composite.name) is a required value (no element is set)", composite.name, nil))
+        let failures: [(code: OpenCoreDataError.Code, message: String, key: String, predicate: NSPredicate?)]
+        if CompositeValues.isEmpty(value) {
+            // Stored, and read back, as nil: valid exactly when nil is.
+            guard !composite.isOptional, !composite.isTransient else { return [] }
+            failures = [(.validationMissingMandatoryProperty, "\(composite.name) is a required value (no element is set)", composite.name, nil)]
+        } else {
+            failures = CompositeValues.failures(value, composite, path: composite.name)
         }
         return failures.map { failure in
             OpenCoreDataError(failure.code, failure.message, object: self, key: failure.key, value: value, predicate: failure.predicate)

@@ -356,6 +356,8 @@ struct CompositeAttributeTests {
         #expect(try Self.findAircraft(store.newContext(), with: "red").isEmpty)
         // The same values, corrected, save.
         #expect(try saveError(["primary": "red", "secondary": "white"]) == nil)
+        // A nested composite is optional here: empty, it is nil (its required elements do not apply).
+        #expect(try saveError(["hangar": 1, "position": [String: Any]()], key: "placement") == nil)
     }
 
     @Test(arguments: storeTypes)
@@ -398,14 +400,15 @@ struct CompositeAttributeTests {
         try context.performAndWait {
             let plane = Aircraft(context: context)
             plane.tailNumber = "N1"
-            plane.colorScheme = ["primary": "red"]
+            // `colorScheme.primary` is required, but an empty optional composite is validated as nil.
+            plane.colorScheme = [:]
             plane.setValue([String: Any](), forKey: "placement")
             try context.save()
         }
         let reader = store.newContext()
         try reader.performAndWait {
             let plane = try #require(try reader.fetch(Aircraft.fetchRequest()).first)
-            #expect(plane.value(forKey: "placement") == nil)
+            #expect(plane.value(forKey: "placement") == nil && plane.colorScheme == nil)
             let request = Aircraft.fetchRequest()
             request.predicate = NSPredicate(format: "placement.hangar == nil")
             #expect(try reader.fetch(request).count == 1)
