@@ -125,6 +125,18 @@ open class NSManagedObject: NSObject {
 
     // MARK: Identity and state
 
+    /// Identity hashing, as Apple's (managed objects are equal only to themselves; Apple's
+    /// documentation says not to override `hash` or `isEqual(_:)`). The address itself: Foundation's
+    /// default on Linux hashes it a second time, and sets of managed objects are everywhere
+    /// (relationships, `registeredObjects`, save notifications).
+    open override var hash: Int { Int(bitPattern: ObjectIdentifier(self)) }
+
+    /// Identity: true only for the same instance.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let object else { return false }
+        return (object as AnyObject) === self
+    }
+
     /// The object's entity.
     public var entity: NSEntityDescription { _layout.entity }
     /// The object's ID; temporary until saved.
