@@ -84,6 +84,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw OpenCoreDataError(.persistentStoreInvalidType, "the model has no configuration named \(configuration)")
         }
         try DerivationExpression.validate(managedObjectModel)  // before any file is created
+        try NSCompositeAttributeDescription._validateComposites(in: managedObjectModel)
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
         return try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {

@@ -207,6 +207,8 @@ package final class EntityLayout: @unchecked Sendable {
     package let relationshipSlots: [Int]
     /// Slots of stored transformable attributes (their values pass through a value transformer).
     package let transformableSlots: [Int]
+    /// Slots of stored composite attributes (their values are dictionaries the stores normalize).
+    package let compositeSlots: [Int]
     /// Slots of derived attributes (read-only; computed at save).
     package let derivedSlots: [Int]
     /// Slots of stored properties that must have a value at save (required attributes and to-ones).
@@ -245,6 +247,7 @@ package final class EntityLayout: @unchecked Sendable {
             !props[$0].isTransient && (props[$0] as? NSAttributeDescription)?.attributeType == .transformableAttributeType
         }
         derivedSlots = props.indices.filter { props[$0] is NSDerivedAttributeDescription }
+        compositeSlots = props.indices.filter { !props[$0].isTransient && props[$0] is NSCompositeAttributeDescription }
         var initial = ContiguousArray<Any?>(repeating: nil, count: props.count)
         for (slot, property) in props.enumerated() {
             if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {

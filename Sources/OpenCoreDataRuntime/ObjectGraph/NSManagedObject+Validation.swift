@@ -134,6 +134,10 @@ extension NSManagedObject {
                     return property.isOptional || property.isTransient ? [] : [error(.validationMissingMandatoryProperty)]
                 }
                 value = unwrapped
+                if let composite = property as? NSCompositeAttributeDescription {
+                    let failures = _compositeValidationErrors(composite, value: unwrapped)
+                    if !failures.isEmpty { return failures }
+                }
             }
             return property._failedValidationPredicates(for: value).map { failure in
                 error(failure.code, failure.message, predicate: failure.predicate)

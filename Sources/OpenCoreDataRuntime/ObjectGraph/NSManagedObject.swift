@@ -114,7 +114,11 @@ open class NSManagedObject: NSObject {
 
     /// A fetch request for this class's entity.
     ///
+    /// Disfavoured, so that `Aircraft.fetchRequest()` picks the typed
+    /// `class func fetchRequest() -> NSFetchRequest<Aircraft>` Xcode generates in a subclass.
+    ///
     /// Related Core Data documentation: [fetchRequest()](https://developer.apple.com/documentation/coredata/nsmanagedobject/fetchrequest())
+    @_disfavoredOverload
     open class func fetchRequest() -> NSFetchRequest<any NSFetchRequestResult> {
         NSFetchRequest(entityName: ManagedObjectClassRegistry.entity(for: self)?.name ?? ManagedObjectClassRegistry.bareName(of: self))
     }

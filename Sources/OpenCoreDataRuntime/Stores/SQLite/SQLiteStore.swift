@@ -232,6 +232,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
                 values[slot.slot] = rowID(entity: entity, pk: statement.int64(column))
             }
         }
+        if !mapping.compositeSlots.isEmpty { decodeComposites(statement, mapping, offset: offset, into: &values) }
         return values
     }
 
