@@ -89,6 +89,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw OpenCoreDataError(.persistentStoreInvalidType, "the model has no configuration named \(configuration)")
         }
         try DerivationExpression.validate(managedObjectModel)  // before any file is created
+        try NSCompositeAttributeDescription._validateComposites(in: managedObjectModel)
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
         if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
             try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)

@@ -134,6 +134,8 @@ extension NSPropertyDescription {
             // not known. Untested against Apple-written stores.
             if let format = derived._derivationExpressionFormat { hasher.update(format.utf8) }
             return hasher.finalize()
+        case let composite as NSCompositeAttributeDescription:
+            return composite._compositeVersionHash(base: Self._attributeHash(composite, base: base), owner: owner)
         case let attribute as NSAttributeDescription:
             return Self._attributeHash(attribute, base: base)
         case let relationship as NSRelationshipDescription:
@@ -157,7 +159,7 @@ extension NSPropertyDescription {
     }
 
     /// SHA-256(name ‖ uint16(optional·1 | transient·2 | readOnly·4) ‖ versionHashModifier).
-    private var _baseVersionHash: Data {
+    package var _baseVersionHash: Data {
         var hasher = SHA256Hasher()
         hasher.update(name.utf8)
         let flags: UInt16 = (isOptional ? 1 : 0) | (isTransient ? 2 : 0) | (_isReadOnly ? 4 : 0)
@@ -166,7 +168,7 @@ extension NSPropertyDescription {
         return hasher.finalize()
     }
 
-    private static func _attributeHash(_ attribute: NSAttributeDescription, base: Data) -> Data {
+    package static func _attributeHash(_ attribute: NSAttributeDescription, base: Data) -> Data {
         var hasher = SHA256Hasher()
         hasher.update(base)
         hasher.update(_littleEndianBytes(Int32(truncatingIfNeeded: attribute.attributeType.rawValue)))

@@ -88,6 +88,8 @@ struct XcodeModelBuilder {
             elementByEntity[ObjectIdentifier(entity)] = element
         }
 
+        try resolveComposites(info.composites, entities: entities)
+
         // Inheritance: subentities in file order; setting `subentities` sets each child's superentity.
         var childrenByParent: [ObjectIdentifier: [NSEntityDescription]] = [:]
         var parentOf: [ObjectIdentifier: NSEntityDescription] = [:]
@@ -174,6 +176,8 @@ struct XcodeModelBuilder {
                 derived._derivationExpressionFormat = expression
             }
             attribute = derived
+        } else if type == .compositeAttributeType {
+            attribute = NSCompositeAttributeDescription()  // elements: see resolveComposites
         } else {
             attribute = NSAttributeDescription()
         }

@@ -72,6 +72,7 @@ extension NSManagedObject {
     /// Sets the value at a dotted key path.
     public func setValue(_ value: Any?, forKeyPath keyPath: String) {
         guard let dot = keyPath.lastIndex(of: ".") else { return setValue(value, forKey: keyPath) }
+        if _setCompositeElement(value, forKeyPath: keyPath) { return }
         let head = String(keyPath[..<dot])
         let last = String(keyPath[keyPath.index(after: dot)...])
         (self.value(forKeyPath: head) as? NSManagedObject)?.setValue(value, forKey: last)

@@ -89,7 +89,8 @@ private struct PredicateValidator {
     @discardableResult
     func destination(of path: String, from start: NSEntityDescription) throws -> NSEntityDescription? {
         var current: NSEntityDescription? = start
-        for component in path.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+        let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for (index, component) in components.enumerated() {
             guard let entity = current else { return nil }  // past an attribute: not checked
             if component.hasPrefix("@") { return nil }
             if component == "self" || component == "SELF" || component == "objectID" { continue }
@@ -97,6 +98,10 @@ private struct PredicateValidator {
                 throw OpenCoreDataError(
                     .unknownKey, "keypath \(path) not found in entity \(entity.name ?? "?"): no property \(component)",
                     entityName: entity.name, key: component)
+            }
+            if let composite = property as? NSCompositeAttributeDescription, index + 1 < components.count {
+                try composite._checkElementPath(components[(index + 1)...], keyPath: path, entity: entity)
+                return nil
             }
             current = (property as? NSRelationshipDescription)?.destinationEntity
         }

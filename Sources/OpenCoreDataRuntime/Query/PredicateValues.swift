@@ -49,9 +49,12 @@ package enum PredicateValues {
     /// Unwraps optionals and turns `NSNull` into `nil`; bridges `NSString`/`Substring` to `String`.
     package static func normalize(_ value: Any?) -> Any? {
         guard let value = ValueConversion.unwrap(value) else { return nil }
-        if value is NSNull { return nil }
-        if let s = value as? Substring { return String(s) }
-        if type(of: value) is NSString.Type, let s = value as? NSString { return String(s) }
+        // Type checks by metadata: a cast of a Swift value (an `Int16` from an attribute) to a class
+        // such as NSNull looks for a bridge first and cost over a thousand instructions per value.
+        let type = Swift.type(of: value)
+        if ObjectIdentifier(type) == ObjectIdentifier(NSNull.self) { return nil }
+        if ObjectIdentifier(type) == ObjectIdentifier(Substring.self), let s = value as? Substring { return String(s) }
+        if type is AnyClass, type is NSString.Type, let s = value as? NSString { return String(s) }
         return value
     }
 
@@ -71,6 +74,10 @@ package enum PredicateValues {
         case let v as Double: return .double(v)
         case let v as Float: return .double(Double(v))
         case let v as Decimal: return .decimal(v)
+        case let v as CGFloat: return .double(Double(v))
+        // Only class instances can be NSNumbers: a Swift value (a String) is not cast to a class,
+        // which would look for a bridge and could build an NSString first.
+        case _ where !(Swift.type(of: value) is AnyClass): return nil
         case let v as NSDecimalNumber: return .decimal(v.decimalValue)
         case let v as NSNumber:
             let type = String(cString: v.objCType)
@@ -86,6 +93,7 @@ package enum PredicateValues {
         case let s as String: s
         case let s as Substring: String(s)
         case let c as Character: String(c)
+        case _ where !(Swift.type(of: value) is AnyClass): nil  // see `number(_:)`
         case let s as NSString: String(s)
         default: nil
         }
@@ -94,6 +102,7 @@ package enum PredicateValues {
     package static func date(_ value: Any) -> Date? {
         switch value {
         case let d as Date: d
+        case _ where !(Swift.type(of: value) is AnyClass): nil  // see `number(_:)`
         case let d as NSDate: Date(timeIntervalSinceReferenceDate: d.timeIntervalSinceReferenceDate)
         default: nil
         }

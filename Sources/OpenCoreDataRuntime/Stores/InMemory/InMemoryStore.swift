@@ -122,6 +122,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         }
         for slot in values.indices where object._layout.properties[slot].isTransient { values[slot] = nil }
         try TransformableValues.encode(&values, layout: object._layout, objectID: object.objectID)
+        CompositeValues.normalize(&values, layout: object._layout)
         return values
     }
 

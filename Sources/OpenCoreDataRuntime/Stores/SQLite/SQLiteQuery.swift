@@ -64,6 +64,10 @@ final class SQLiteQuery {
             guard let property = entity.layout.propertiesByName[name], !property.isTransient else { return nil }
             let isLast = i == parts.count - 1
             if let attribute = property as? NSAttributeDescription {
+                if !isLast, attribute is NSCompositeAttributeDescription {  // a namespaced key path: one element's column
+                    guard let element = schema.compositeColumn(of: property, path: parts[(i + 1)...]) else { return nil }
+                    return .attribute("\(alias).\(element.name)", element.type)
+                }
                 guard isLast, let column = schema.columnByProperty[ObjectIdentifier(property)] else { return nil }
                 return .attribute("\(alias).\(column)", attribute.attributeType)
             }

@@ -8,7 +8,8 @@ import Foundation
 /// - Decimal attributes use a `DECIMAL` column holding the value as text (`"12.5"`), as
 ///   FreeCoreData's Apple-mirroring table suggests; text keeps every digit a `Decimal` holds.
 /// - ObjectID attributes use a `VARCHAR` column holding the object's URI.
-/// - Composite attributes get no column (not supported yet).
+/// - Composite attributes are flattened: one column per (nested) element, named
+///   `Z<ATTRIBUTE>_<ELEMENT>[_<NESTED>...]` (see `SQLiteSchema+Composites.swift`).
 /// - A to-many relationship without an inverse is stored as a many-to-many pair whose other side is
 ///   named `<relationship>Inverse` (a guess: PL kik's `Z_6BANSINVERSE` suggests Apple synthesizes such
 ///   a name; FORMATS.md §1.3 marks inverse-less storage unverified).
@@ -110,8 +111,28 @@ final class SQLiteSchema {
         var toMany: [Int: ToMany] = [:]
         /// To-one slots whose inverse is an ordered to-many: the ordering column (`Z_FOK_...`).
         var orderColumns: [Int: String] = [:]
+        /// Composite attributes: their flattened columns, bound after `slots` in the statements.
+        var compositeSlots: [CompositeSlot] = []
         var insertSQL = ""
         var updateSQL = ""
+
+        /// An attribute column `decodeRow` reads without looking at the model (not transformable).
+        struct PlainAttributeColumn {
+            let slot: Int
+            let column: Int32
+            let type: NSAttributeType
+        }
+
+        /// `slots` split for decoding rows, built on first use (the schema is complete by then).
+        private(set) lazy var plainAttributeColumns: [PlainAttributeColumn] = slots.compactMap { slot in
+            guard case .attribute(let type) = slot.kind, type != .transformableAttributeType else { return nil }
+            return PlainAttributeColumn(slot: slot.slot, column: Int32(slot.column), type: type)
+        }
+        private(set) lazy var otherSlots: [SlotMapping] = slots.filter { slot in
+            if case .attribute(let type) = slot.kind { return type == .transformableAttributeType }
+            return true
+        }
+        private(set) lazy var slotCount = entity.layout.properties.count
 
         init(entity: NSEntityDescription, number: Int64, table: Table) {
             self.entity = entity
@@ -128,6 +149,8 @@ final class SQLiteSchema {
     private(set) var entitiesByNumber: [Int64: NSEntityDescription] = [:]
     /// The column of each stored attribute and to-one relationship, by property identity.
     private(set) var columnByProperty: [ObjectIdentifier: String] = [:]
+    /// The flattened columns of each stored composite attribute, by property identity.
+    private(set) var compositeColumnsByProperty: [ObjectIdentifier: [CompositeColumn]] = [:]
     /// Secondary indexes (`CREATE INDEX ...`), in creation order.
     private(set) var indexStatements: [String] = []
 
@@ -221,6 +244,11 @@ final class SQLiteSchema {
             for property in entity.ownProperties where !property.isTransient {
                 let upper = property.name.uppercased()
                 if let attribute = property as? NSAttributeDescription {
+                    if let composite = attribute as? NSCompositeAttributeDescription {
+                        compositeColumnsByProperty[ObjectIdentifier(property)] = Self.addColumns(
+                            of: composite, to: table, entityOrder: order, unique: unique)
+                        continue
+                    }
                     guard let (type, group) = Self.columnType(attribute.attributeType) else { continue }
                     let name = unique("Z" + upper)
                     propertyColumns[ObjectIdentifier(property)] = name
@@ -307,6 +335,10 @@ final class SQLiteSchema {
             for (slot, property) in layout.properties.enumerated() where !property.isTransient {
                 let key = ObjectIdentifier(property)
                 if let attribute = property as? NSAttributeDescription {
+                    if let columns = compositeColumnsByProperty[key] {
+                        mapping.compositeSlots.append(CompositeSlot(slot: slot, columns: columns, table: table))
+                        continue
+                    }
                     guard let name = propertyColumns[key], let column = table.index(of: name) else { continue }
                     mapping.slots.append(
                         SlotMapping(slot: slot, column: column, kind: .attribute(attribute.attributeType)))
@@ -338,6 +370,7 @@ final class SQLiteSchema {
                     }
                 }
             }
+            insertColumns += mapping.compositeSlots.flatMap { $0.columns.map(\.name) }
             mapping.insertSQL =
                 "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(insertColumns.map { _ in "?" }.joined(separator: ", ")))"
             let sets = ["Z_OPT = ?"] + insertColumns.dropFirst(3).map { "\($0) = ?" }

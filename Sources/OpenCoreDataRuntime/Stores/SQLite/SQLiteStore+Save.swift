@@ -141,6 +141,7 @@ extension SQLiteStore {
                 index += entityColumn == nil ? 1 : 2
             }
         }
+        if !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
         if !insert {
             statement.bind(pk, index)
             statement.bind(object._version, index + 1)
