@@ -440,4 +440,45 @@ struct LightweightMigrationTests {
         #expect((again.value(forKey: "country") as? NSManagedObject)?.value(forKey: "numericISO3166Code") as? Int16 == 616)
         #expect(again.value(forKey: "latitude") as? Double == 52.2)
     }
+
+    @Test func compositeElementsKeepTheirValuesWhenElementsComeAndGo() throws {
+        // Seed 001's `Aircraft.colorScheme`: v2 adds a `tertiary` element (ADD COLUMN), v3 drops
+        // `secondary` (a rebuild); the other elements keep their values throughout.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        func model(_ version: String, _ elements: [String]) -> NSManagedObjectModel {
+            M.model(
+                version,
+                [
+                    M.entity(
+                        "Aircraft",
+                        [
+                            M.attribute("tailNumber"),
+                            NSCompositeAttributeDescription(name: "colorScheme", elements: elements.map { M.attribute($0) }),
+                        ])
+                ])
+        }
+        let v1 = { model("1", ["primary", "secondary"]) }
+        let v2 = { model("2", ["primary", "secondary", "tertiary"]) }
+        let v3 = { model("3", ["primary", "tertiary"]) }
+        let url = try M.makeStore(v1(), in: directory) { context in
+            insertObject("Aircraft", ["tailNumber": "N1", "colorScheme": ["primary": "white", "secondary": "blue"]], into: context)
+            insertObject("Aircraft", ["tailNumber": "N2", "colorScheme": ["primary": "red"]], into: context)
+        }
+        func schemes(_ coordinator: NSPersistentStoreCoordinator) throws -> [[String: String]] {
+            try M.rows("Aircraft", StoreHarness.context(coordinator), sortedBy: "tailNumber").map {
+                ($0["colorScheme"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
+            }
+        }
+        let second = try M.open(url, with: v2(), sources: [v1()])
+        #expect(try sqliteStore(second).migrationStatements.contains("ALTER TABLE ZAIRCRAFT ADD COLUMN ZCOLORSCHEME_TERTIARY VARCHAR"))
+        #expect(try schemes(second) == [["primary": "white", "secondary": "blue"], ["primary": "red"]])
+        let context = StoreHarness.context(second)
+        insertObject("Aircraft", ["tailNumber": "N3", "colorScheme": ["primary": "gold", "tertiary": "black"]], into: context)
+        try context.save()
+        StoreHarness.close(second)
+        let third = try M.open(url, with: v3(), sources: [v1(), v2()])
+        defer { StoreHarness.close(third) }
+        #expect(try schemes(third) == [["primary": "white"], ["primary": "red"], ["primary": "gold", "tertiary": "black"]])
+    }
 }

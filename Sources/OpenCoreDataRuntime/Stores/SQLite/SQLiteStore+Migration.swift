@@ -328,10 +328,27 @@ final class SQLiteLightweightMigration {
         var added: [String] = []
         for entity in newSchema.entitiesInOrder where newSchema.table(for: entity) === table {
             for property in entity.ownProperties where !property.isTransient {
+                let oldProperty = sourceProperty[ObjectIdentifier(property)]
+                if let elements = newSchema.compositeColumnsByProperty[ObjectIdentifier(property)] {
+                    // A composite attribute: one column per element, matched by element path.
+                    let previous = oldProperty.flatMap { oldSchema.compositeColumnsByProperty[ObjectIdentifier($0)] } ?? []
+                    for element in elements {
+                        guard let old = previous.first(where: { $0.path == element.path }) else {
+                            added.append(element.name)
+                            continue
+                        }
+                        guard old.type == element.type, existing.contains(old.name) else {
+                            throw unsupported(
+                                "element \(element.path.joined(separator: ".")) of composite attribute \(property.name) changes type or is missing from the store",
+                                entity: entity.name ?? "?")
+                        }
+                        origin[element.name] = old.name
+                    }
+                    continue
+                }
                 guard let columns = newColumns[ObjectIdentifier(property)] else { continue }
                 let range = newSchema.mapping(for: entity)!.subentityRange
                 let all = entity === table.root
-                let oldProperty = sourceProperty[ObjectIdentifier(property)]
                 let before = oldProperty.flatMap { oldColumns[ObjectIdentifier($0)] }
                 for (new, previous) in [
                     (columns.main, before?.main), (columns.entity, before?.entity), (columns.order, before?.order),
