@@ -26,7 +26,7 @@ enum ModelPrinter {
         {
             out += "current version: \(file)\n"
         }
-        let identifiers = model.versionIdentifiers.map { "\($0)" }.sorted()
+        let identifiers = model.versionIdentifiers.map { "\($0)" }.filter { !$0.isEmpty }.sorted()
         if !identifiers.isEmpty { out += "version identifiers: \(identifiers.joined(separator: ", "))\n" }
         out += "versionChecksum: \(model.versionChecksum)\n"
         out += "entities: \(model.entities.count)\n"

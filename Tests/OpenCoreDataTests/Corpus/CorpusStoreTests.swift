@@ -156,9 +156,16 @@ struct CorpusStoreTests {
         }
     }
 
-    /// Stores from old framework versions (241 to 519): the ones with an Xcode model in the corpus
-    /// open and read above; the ones whose only model is a pre-Xcode 4 binary `elements` archive
-    /// cannot be paired with a model here, and opening them without one fails with a clear error.
+    /// Stores from old framework versions, and what they do here:
+    /// - open and read in full with their Xcode model (`everyObjectReads`): hwaxxer Model1 (419),
+    ///   mwkirk MWKCoreDataTests and MWKCoreDataTests2 (519), bignerdranch TestModel (637);
+    /// - fail with 134100 because the corpus's Xcode model is a later version than the one that wrote
+    ///   them (`recipesSeedsRefuseTheLaterXcodeModel`): MagicalRecord's Recipes (241), alhoqbani's
+    ///   Recipes (754, hashes from 241);
+    /// - have only a pre-Xcode 4 binary `elements` model, which is not read here, so they cannot be
+    ///   opened with a model; their metadata reads (`metadataOfEveryStoreReads`) and opening them
+    ///   without their entities fails with 134100, leaving the file unchanged: RestKit RKSeedDatabase
+    ///   (419), gilpa CoreDataBooks (320), MagicalRecord's Recipes (241).
     @Test func oldStoresWithoutModelFileFailClearly() throws {
         let old = [
             "RestKit+RestKit/Examples/RKTwitterCoreData/RKSeedDatabase.sqlite",  // framework 419

@@ -128,6 +128,21 @@ import Testing
         }
     }
 
+    // MARK: Finding models in the program's resource bundles
+
+    /// SwiftPM builds the Moods example's resources (`OpenCoreData_MoodsExample.resources`) beside the
+    /// test runner, as it puts an app's beside the app: the lookup `NSPersistentContainer(name:)`
+    /// and `mergedModel(from: nil)` make finds `Moods.xcdatamodeld` there.
+    @Test func containerAndMergedModelFindModelsInResourceBundles() throws {
+        let directory = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
+        let resources = directory.appendingPathComponent("OpenCoreData_MoodsExample.resources/Moods.xcdatamodeld")
+        try #require(FileManager.default.fileExists(atPath: resources.path), "the Moods example's resources are not built")
+        let container = NSPersistentContainer(name: "Moods")
+        #expect(Set(container.managedObjectModel.entities.compactMap(\.name)) == ["Continent", "Country", "Mood"])
+        let merged = try #require(NSManagedObjectModel.mergedModel(from: nil))
+        #expect(Set(merged.entities.compactMap(\.name)).isSuperset(of: ["Continent", "Country", "Mood"]))
+    }
+
     // MARK: Merging
 
     @Test func mergedModelFromABundleJoinsItsModels() throws {
