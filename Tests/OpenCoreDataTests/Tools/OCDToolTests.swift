@@ -86,6 +86,28 @@ struct OCDToolTests {
         #expect(result.output.contains("\n  uniqueness: numberPlate\n"))
     }
 
+    @Test func modelPrintsTemplatesConfigurationsFetchedPropertiesAndUnknownElements() throws {
+        let momcom = try Self.ocd("model", ModelFixtures.url(ModelFixtures.momcom).path)
+        #expect(momcom.status == 0)
+        #expect(momcom.output.contains("\n  fetched property yesBooleans -> Entity where booleanAttribute = YES\n"))
+        #expect(momcom.output.contains("\nconfigurations:\n  UnrelatedConfiguration: UnrelatedEntity\n"))
+        #expect(momcom.output.contains("\n  FetchRequestObjects: Entity where booleanAttribute == 1 AND floatAttribute > 5\n"))
+        #expect(!momcom.output.contains("not understood"))
+
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let contents = directory.file("contents")
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Human"><attribute name="name" optional="YES" attributeType="String"/><aura/></entity>
+            </model>
+            """.utf8).write(to: contents)
+        let future = try Self.ocd("model", contents.path)
+        #expect(future.status == 0)
+        #expect(future.output.hasSuffix("\nnot understood (kept out of the model):\n  line 3: <aura> in entity Human\n"))
+    }
+
     /// Every model the corpus pairs with a store: the printed hashes equal the store's
     /// `NSStoreModelVersionHashes` in the corpus report.
     @Test(.enabled(if: Corpus.isPresent), arguments: CorpusStore.withModel)
