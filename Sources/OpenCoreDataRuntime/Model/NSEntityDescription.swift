@@ -54,6 +54,8 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     private var _ownProperties: [NSPropertyDescription] = []
     private var _subentities: [NSEntityDescription] = []
     private let layoutCache = Locked<EntityLayout?>(nil)
+    private let layoutBits = Atomic<UInt>(0)
+    private let retiredLayouts = Locked<[EntityLayout]>([])
 
     public override init() { super.init() }
 
@@ -149,17 +151,29 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     // MARK: Layout
 
     /// The entity's slot layout (computed once, then shared by every object of the entity).
+    ///
+    /// Read on every object created and every row fetched, so the settled layout is published as an
+    /// unretained pointer read with one atomic load. A layout is never freed while its entity lives:
+    /// one invalidated by editing the model (before use, as Apple requires) is kept, so a reader
+    /// that loaded the old pointer concurrently never sees freed memory.
     package var layout: EntityLayout {
-        layoutCache.withLock { cache in
+        let bits = layoutBits.load(ordering: .acquiring)
+        if bits != 0 { return Unmanaged<EntityLayout>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue() }
+        return layoutCache.withLock { cache in
             if let cache { return cache }
             let made = EntityLayout(entity: self)
             cache = made
+            layoutBits.store(UInt(bitPattern: Unmanaged.passUnretained(made).toOpaque()), ordering: .releasing)
             return made
         }
     }
 
     package func invalidateLayout() {
-        layoutCache.withLock { $0 = nil }
+        layoutCache.withLock { cache in
+            layoutBits.store(0, ordering: .releasing)
+            if let cache { retiredLayouts.withLock { $0.append(cache) } }
+            cache = nil
+        }
         for child in _subentities { child.invalidateLayout() }
     }
 

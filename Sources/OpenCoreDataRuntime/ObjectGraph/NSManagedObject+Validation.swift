@@ -24,7 +24,14 @@ extension NSManagedObject {
     /// As Apple's default does, a valid value is also coerced to the property's type: an `Int`
     /// for an Integer 16 attribute comes back as `Int16`.
     package func _validateValue(_ value: inout Any?, forKey key: String) throws {
-        guard let slot = _layout.indexByName[key] else { return }
+        // `_validateForSave` names the slot it is validating, which spares a lookup by name.
+        let slot: Int
+        if _validationSlot >= 0, _layout.properties[_validationSlot].name == key {
+            slot = _validationSlot
+        } else {
+            guard let found = _layout.indexByName[key] else { return }
+            slot = found
+        }
         // The common case, checked without converting: a value of the attribute's own type, and no
         // validation predicates. It is valid as it is.
         if let type = _layout.attributeTypes[slot], let present = value, ValueConversion.hasCanonicalType(present, type),
@@ -69,6 +76,8 @@ extension NSManagedObject {
             } else {
                 value = _values[slot]
             }
+            _validationSlot = slot
+            defer { _validationSlot = -1 }
             do {
                 try validateValue(&value, forKey: property.name)
             } catch {

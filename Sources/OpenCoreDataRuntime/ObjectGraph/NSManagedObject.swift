@@ -41,6 +41,9 @@ open class NSManagedObject: NSObject {
     /// `setPrimitiveValue`; the save re-runs `willSave()` on objects whose count moved (see
     /// `NSManagedObjectContext+Lifecycle.swift`).
     @exclusivity(unchecked) package var _notifiedChangeCount = 0
+    /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
+    /// default `validateValue(_:forKey:)` finds it without a lookup by name.
+    @exclusivity(unchecked) package var _validationSlot = -1
     /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
     package var _didAwakeFromInsert = false
 
@@ -52,7 +55,9 @@ open class NSManagedObject: NSObject {
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
         let layout = entity.layout
         _layout = layout
-        _objectID = NSManagedObjectID.makeTemporary(for: entity)
+        // A fault being made for a fetched row gets its row's ID here (see `makeFault`) instead of a
+        // temporary ID that would be replaced at once.
+        _objectID = FaultConstruction.takeObjectID(for: entity) ?? NSManagedObjectID.makeTemporary(for: entity)
         super.init()
         layout.noteClass(type(of: self))
         _values = layout.initialValues
@@ -78,7 +83,9 @@ open class NSManagedObject: NSObject {
     package static func makeFault(
         class cls: NSManagedObject.Type, objectID: NSManagedObjectID, context: NSManagedObjectContext
     ) -> NSManagedObject {
+        FaultConstruction.offer(objectID)
         let object = cls.init(entity: objectID.entity, insertInto: nil)
+        FaultConstruction.withdraw()  // in case an overriding initializer did not call super
         object._objectID = objectID
         object._context = context
         object._values = []
@@ -113,6 +120,18 @@ open class NSManagedObject: NSObject {
     }
 
     // MARK: Identity and state
+
+    /// Identity hashing, as Apple's (managed objects are equal only to themselves; Apple's
+    /// documentation says not to override `hash` or `isEqual(_:)`). The address itself: Foundation's
+    /// default on Linux hashes it a second time, and sets of managed objects are everywhere
+    /// (relationships, `registeredObjects`, save notifications).
+    open override var hash: Int { Int(bitPattern: ObjectIdentifier(self)) }
+
+    /// Identity: true only for the same instance.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let object else { return false }
+        return (object as AnyObject) === self
+    }
 
     /// The object's entity.
     public var entity: NSEntityDescription { _layout.entity }
@@ -365,5 +384,32 @@ package enum ManagedObjectList {
         case .unordered(let s): s
         case .ordered(let a): NSOrderedSet(array: a)
         }
+    }
+}
+
+/// Hands a fault's object ID to `NSManagedObject.init(entity:insertInto:)` (which subclasses may
+/// override, so it cannot take the ID as a parameter) through a thread-local slot: the object is
+/// made on the calling thread, between `offer` and `withdraw`.
+enum FaultConstruction {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    static func offer(_ id: NSManagedObjectID) {
+        pthread_setspecific(key, Unmanaged.passUnretained(id).toOpaque())
+    }
+
+    static func withdraw() { pthread_setspecific(key, nil) }
+
+    /// The offered ID if it is one of `entity`'s (an object of another entity made inside an
+    /// overriding initializer does not take it); taking it empties the slot.
+    static func takeObjectID(for entity: NSEntityDescription) -> NSManagedObjectID? {
+        guard let raw = pthread_getspecific(key) else { return nil }
+        let id = Unmanaged<NSManagedObjectID>.fromOpaque(raw).takeUnretainedValue()
+        guard id.entity === entity else { return nil }
+        pthread_setspecific(key, nil)
+        return id
     }
 }

@@ -9,25 +9,12 @@ package enum ValueConversion {
         return canonicalizeSlow(value, for: type)
     }
 
-    /// The value itself when it already has the attribute's canonical type: a cast to a concrete
-    /// type, which costs far less than the protocol casts of the general path.
+    /// The value itself when it already has the attribute's canonical type (a comparison of type
+    /// metadata: far cheaper than the casts of the general path).
     @inline(__always)
     private static func exactCanonical(_ value: Any?, for type: NSAttributeType) -> Any? {
-        switch type {
-        case .integer16AttributeType: value as? Int16
-        case .integer32AttributeType: value as? Int32
-        case .integer64AttributeType: value as? Int64
-        case .doubleAttributeType: value as? Double
-        case .floatAttributeType: value as? Float
-        case .booleanAttributeType: value as? Bool
-        case .stringAttributeType: value as? String
-        case .dateAttributeType: value as? Date
-        case .binaryDataAttributeType: value as? Data
-        case .UUIDAttributeType: value as? UUID
-        case .decimalAttributeType: value as? Decimal
-        case .URIAttributeType: value as? URL
-        default: nil
-        }
+        guard let value, hasCanonicalType(value, type) else { return nil }
+        return value
     }
 
     /// Whether `value` already has the one Swift type an attribute of `type` stores (a comparison of

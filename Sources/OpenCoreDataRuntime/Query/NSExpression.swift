@@ -204,7 +204,7 @@ open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     /// - Note: Linux: Apple raises for a malformed string; we return a `nil` constant expression.
     ///   Use ``init(validatingFormat:_:)`` to get the error.
     public convenience init(format expressionFormat: String, _ args: Any?...) {
-        self.init(format: expressionFormat, argumentArray: args.map { $0 as Any })
+        self.init(format: expressionFormat, argumentArray: PredicateParser.formatArguments(args))
     }
 
     /// Parses an expression format string with an array of arguments.
@@ -218,7 +218,7 @@ open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     /// Throwing twin of ``init(format:_:)``: throws ``OpenCoreDataError/Code/invalidFormat`` with a
     /// caret under the spot where the string stops making sense.
     public convenience init(validatingFormat expressionFormat: String, _ args: Any?...) throws {
-        try self.init(validatingFormat: expressionFormat, argumentArray: args.map { $0 as Any })
+        try self.init(validatingFormat: expressionFormat, argumentArray: PredicateParser.formatArguments(args))
     }
 
     /// Throwing twin of ``init(format:argumentArray:)``.

@@ -182,7 +182,7 @@ extension _OCDPredicateFormatInitializable where Self == NSPredicate {
     /// - Note: Linux: arguments are Swift values (`Any?`), not `CVarArg`s. A malformed string does not
     ///   raise: the predicate evaluates to `false` and fetches using it throw the parse error.
     public init(format predicateFormat: String, _ args: Any?...) {
-        self.init(format: predicateFormat, argumentArray: args.map { $0 as Any })
+        self.init(format: predicateFormat, argumentArray: PredicateParser.formatArguments(args))
     }
 
     /// Parses a predicate format string with an array of arguments.
@@ -209,7 +209,7 @@ extension _OCDPredicateFormatInitializable where Self == NSPredicate {
     ///
     /// Too few arguments for the specifiers, or a `%K` argument that is not a string, also throw.
     public init(validatingFormat predicateFormat: String, _ args: Any?...) throws {
-        self = try PredicateParser.parsePredicate(predicateFormat, arguments: args.map { $0 as Any })
+        self = try PredicateParser.parsePredicate(predicateFormat, arguments: PredicateParser.formatArguments(args))
     }
 
     /// Throwing twin of ``init(format:argumentArray:)``.

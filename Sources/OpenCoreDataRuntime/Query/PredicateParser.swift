@@ -493,12 +493,22 @@ package struct PredicateParser {
 
     // MARK: Format arguments
 
+    /// The variadic arguments of `NSPredicate(format:_:)` and `NSExpression(format:_:)` as an
+    /// argument array: `nil` becomes `NSNull` (read back as nil), so no argument is an `Optional`
+    /// boxed in `Any`, which would cost a conformance lookup per argument to unwrap.
+    package static func formatArguments(_ args: [Any?]) -> [Any] {
+        args.map { $0 ?? NSNull() }
+    }
+
     private func argument(for token: PredicateToken) throws -> Any? {
         guard case .specifier(_, let text, let index) = token.kind else { return nil }
         guard index < arguments.count else {
             throw error("missing argument for '\(text)': the format has more specifiers than the \(arguments.count) argument\(arguments.count == 1 ? "" : "s") given", at: token)
         }
-        return ValueConversion.unwrap(arguments[index])
+        let value = arguments[index]
+        // A metadata comparison: `is NSNull` on a Swift value would look for a bridge first.
+        if ObjectIdentifier(type(of: value)) == ObjectIdentifier(NSNull.self) { return nil }
+        return ValueConversion.unwrap(value)
     }
 
     private func keyPathArgument(_ token: PredicateToken) throws -> String {

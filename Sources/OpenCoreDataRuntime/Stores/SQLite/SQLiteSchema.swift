@@ -113,6 +113,24 @@ final class SQLiteSchema {
         var insertSQL = ""
         var updateSQL = ""
 
+        /// An attribute column `decodeRow` reads without looking at the model (not transformable).
+        struct PlainAttributeColumn {
+            let slot: Int
+            let column: Int32
+            let type: NSAttributeType
+        }
+
+        /// `slots` split for decoding rows, built on first use (the schema is complete by then).
+        private(set) lazy var plainAttributeColumns: [PlainAttributeColumn] = slots.compactMap { slot in
+            guard case .attribute(let type) = slot.kind, type != .transformableAttributeType else { return nil }
+            return PlainAttributeColumn(slot: slot.slot, column: Int32(slot.column), type: type)
+        }
+        private(set) lazy var otherSlots: [SlotMapping] = slots.filter { slot in
+            if case .attribute(let type) = slot.kind { return type == .transformableAttributeType }
+            return true
+        }
+        private(set) lazy var slotCount = entity.layout.properties.count
+
         init(entity: NSEntityDescription, number: Int64, table: Table) {
             self.entity = entity
             self.number = number

@@ -206,8 +206,14 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> ContiguousArray<
         Any?
     > {
-        var values = ContiguousArray<Any?>(repeating: nil, count: mapping.entity.layout.properties.count)
-        for slot in mapping.slots {
+        var values = ContiguousArray<Any?>(repeating: nil, count: mapping.slotCount)
+        // Plain attribute columns first, from a table of plain values (no reference counting per column).
+        for plain in mapping.plainAttributeColumns {
+            let column = offset + 3 + plain.column
+            if statement.isNull(column) { continue }
+            values[plain.slot] = decodeAttribute(statement, column, plain.type)
+        }
+        for slot in mapping.otherSlots {
             let column = offset + 3 + Int32(slot.column)
             if statement.isNull(column) { continue }
             switch slot.kind {
