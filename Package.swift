@@ -11,10 +11,13 @@ let package = Package(
         // `import OpenCoreDataShim`: Apple's Core Data where it exists, OpenCoreData elsewhere.
         .library(name: "OpenCoreDataShim", targets: ["OpenCoreDataShim"]),
         .executable(name: "moods", targets: ["MoodsExample"]),
+        // `ocd`: prints models, inspects stores, generates model classes.
+        .executable(name: "ocd", targets: ["ocd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -40,6 +43,13 @@ let package = Package(
             name: "MoodsExample", dependencies: ["OpenCoreData"], path: "Examples/Moods",
             resources: [.copy("Moods.xcdatamodeld")]
         ),
+        .executableTarget(
+            name: "ocd",
+            dependencies: [
+                "OpenCoreDataRuntime", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .target(
             name: "OpenCoreDataTestSupport",
             dependencies: ["OpenCoreData"],
@@ -55,7 +65,7 @@ let package = Package(
             name: "OpenCoreDataTests",
             dependencies: [
                 "OpenCoreData", "OpenCoreDataShim", "OpenCoreDataRuntime", "OpenCoreDataTestSupport", "CSQLite",
-                "AttributeRoundTrip",
+                "AttributeRoundTrip", "ocd",
             ],
             resources: [.copy("Fixtures")]
         ),

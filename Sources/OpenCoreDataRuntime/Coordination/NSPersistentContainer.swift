@@ -120,7 +120,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         return nil
     }
 
-    private class func modelSearchDirectories() -> [URL] {
+    package class func modelSearchDirectories() -> [URL] {
         var directories: [URL] = []
         for bundle in [Bundle.main] + Bundle.allBundles {
             if let resources = bundle.resourceURL { directories.append(resources) }

@@ -14,7 +14,7 @@ import Foundation
 /// uses it (Apple raises on later mutation). Lazily computed lookups are guarded by a lock.
 open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     private var _entities: [NSEntityDescription] = []
-    private var configurations: [String: [NSEntityDescription]] = [:]
+    private var configurationEntities: [String: [NSEntityDescription]] = [:]
     private var fetchRequestTemplates: [String: NSFetchRequest<any NSFetchRequestResult>] = [:]
     private let lookup = Locked<[String: NSEntityDescription]?>(nil)
     private let entityByClass = Locked<[ObjectIdentifier: NSEntityDescription]>([:])
@@ -52,20 +52,25 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         }
     }
 
-    /// The names of the model's configurations.
-    open var configurationNames: [String] { configurations.keys.sorted() }
+    /// The names of the model's configurations, sorted (the default configuration is not listed).
+    ///
+    /// Related Core Data documentation: [configurations](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel/configurations)
+    open var configurations: [String] { configurationEntities.keys.sorted() }
+
+    /// The names of the model's configurations (``configurations``).
+    open var configurationNames: [String] { configurations }
 
     /// The entities in a configuration; `nil` for the default configuration's (all entities).
     open func entities(forConfigurationName configuration: String?) -> [NSEntityDescription]? {
         guard let configuration, configuration != "Default", configuration != "PF_DEFAULT_CONFIGURATION_NAME" else {
             return _entities
         }
-        return configurations[configuration]
+        return configurationEntities[configuration]
     }
 
     /// Sets the entities of a configuration.
     open func setEntities(_ entities: [NSEntityDescription], forConfigurationName configuration: String) {
-        configurations[configuration] = entities
+        configurationEntities[configuration] = entities
     }
 
     /// The fetch request template with the given name.

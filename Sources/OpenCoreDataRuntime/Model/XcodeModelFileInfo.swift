@@ -10,8 +10,8 @@ package struct XcodeModelFileInfo: Sendable {
     package var url: URL
     /// `<model>` attributes: `lastSavedToolsVersion`, `sourceLanguage`, `minimumToolsVersion`, ...
     package var modelAttributes: [String: String] = [:]
-    /// Top-level `<fetchRequest>` templates, in file order. Predicates stay strings until the
-    /// predicate parser lands; they are not registered with `setFetchRequestTemplate(_:forName:)`.
+    /// Top-level `<fetchRequest>` templates, in file order, as written; the loader also registers
+    /// them as fetch requests with `setFetchRequestTemplate(_:forName:)`.
     package var fetchRequestTemplates: [XcodeFetchRequestInfo] = []
     /// `<fetchedProperty>` elements by entity name, in file order.
     package var fetchedPropertiesByEntity: [String: [XcodeFetchedPropertyInfo]] = [:]
@@ -21,6 +21,8 @@ package struct XcodeModelFileInfo: Sendable {
     package var compoundIndexesByEntity: [String: [[String]]] = [:]
     /// `<composite>` definitions by name: their element attributes.
     package var composites: [String: [NSAttributeDescription]] = [:]
+    /// Elements the reader does not understand, as `line N: <name> in ...`; left out of the model.
+    package var unrecognizedElements: [String] = []
 
     package init(url: URL) { self.url = url }
 }

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Entities are created first; superentities, relationship destinations and inverses are resolved
 /// once every entity exists, so the file's element order does not matter. Diagram layout
-/// (`<elements>`) and unknown elements are ignored.
+/// (`<elements>`) is ignored; unknown elements are listed in `XcodeModelFileInfo.unrecognizedElements`.
 struct XcodeModelBuilder {
     let url: URL
 
@@ -73,7 +73,8 @@ struct XcodeModelBuilder {
                         index.children(named: "index").compactMap { $0["value"] }
                     }
                 default:
-                    continue  // syncable, code generation and future additions carry no model semantics here
+                    info.unrecognizedElements.append("line \(child.line): <\(child.name)> in entity \(name)")
+                    continue
                 }
                 if let property = properties.last, child.name == "attribute" || child.name == "relationship" {
                     guard seen.insert(property.name).inserted else {
@@ -151,6 +152,11 @@ struct XcodeModelBuilder {
         }
 
         info.fetchRequestTemplates = try root.children(named: "fetchRequest").map { try fetchRequest(from: $0) }
+        try model.registerFetchRequestTemplates(info.fetchRequestTemplates, url: url)
+        let known: Set<String> = ["entity", "elements", "configuration", "fetchRequest", "composite"]
+        for child in root.children where !known.contains(child.name) {
+            info.unrecognizedElements.append("line \(child.line): <\(child.name)> in <model>")
+        }
         model._xcodeModelFile = info
     }
 

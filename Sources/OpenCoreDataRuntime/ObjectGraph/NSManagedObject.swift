@@ -131,11 +131,6 @@ open class NSManagedObject: NSObject {
     /// (relationships, `registeredObjects`, save notifications).
     open override var hash: Int { Int(bitPattern: ObjectIdentifier(self)) }
 
-    /// Identity: true only for the same instance.
-    open override func isEqual(_ object: Any?) -> Bool {
-        guard let object else { return false }
-        return (object as AnyObject) === self
-    }
 
     /// The object's entity.
     public var entity: NSEntityDescription { _layout.entity }

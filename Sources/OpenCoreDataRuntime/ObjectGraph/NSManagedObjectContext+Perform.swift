@@ -21,7 +21,11 @@ extension NSManagedObjectContext {
         let previous = dictionary[Self.currentKey]
         dictionary[Self.currentKey] = WeakContext(self)
         defer { dictionary[Self.currentKey] = previous }
-        return try executionLock.withLock { () throws(E) -> T in try block() }
+        return try executionLock.withLock { () throws(E) -> T in
+            registry.beginEvent()
+            defer { registry.endEvent() }
+            return try block()
+        }
     }
 
     /// Runs `block` on the context's queue and returns at once; then processes pending changes

@@ -91,11 +91,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Registered objects
 
     /// Every object the context holds, with or without changes.
-    open var registeredObjects: Set<NSManagedObject> {
-        var result = Set<NSManagedObject>(minimumCapacity: registry.count)
-        for entry in registry.values { if let object = entry.object { result.insert(object) } }
-        return result
-    }
+    ///
+    /// - Note: Inside a `perform`/`performAndWait` block the set is built once and then kept up to
+    ///   date, so asking for it again costs nothing; its objects stay alive until the block ends, as
+    ///   with the autoreleased set Apple returns.
+    open var registeredObjects: Set<NSManagedObject> { registry.objects() }
     /// Objects inserted and not saved.
     open var insertedObjects: Set<NSManagedObject> { Set(inserted.values) }
     /// Objects with unsaved changes (not inserted or deleted ones).

@@ -13,18 +13,51 @@ package struct ObjectRegistry {
     }
 
     private var entries: [Key: WeakObject] = [:]
+    /// `registeredObjects` as last built during the current event (a `perform` block), kept up to
+    /// date as objects come and go, so that code asking for it in a loop (seed 004's
+    /// `materializedObject`) does not rebuild a set of every object each time. It holds its objects
+    /// until the event ends, as the autoreleased set Apple's `registeredObjects` returns does.
+    private var setDuringEvent: Set<NSManagedObject>?
+    /// Nesting depth of `perform`/`performAndWait` blocks; the set is kept only inside one.
+    private var eventDepth = 0
 
     package init() {}
 
     package subscript(id: NSManagedObjectID) -> WeakObject? {
         get { entries[Key(id: id)] }
-        set { entries[Key(id: id)] = newValue }
+        set {
+            let key = Key(id: id)
+            if setDuringEvent != nil {
+                if let old = entries[key]?.object { setDuringEvent!.remove(old) }
+                if let new = newValue?.object { setDuringEvent!.insert(new) }
+            }
+            entries[key] = newValue
+        }
     }
 
     package var count: Int { entries.count }
     package var values: some Collection<WeakObject> { entries.values }
 
-    package mutating func removeAll() { entries.removeAll() }
+    /// Every registered object that is still alive.
+    package mutating func objects() -> Set<NSManagedObject> {
+        if let built = setDuringEvent { return built }
+        var result = Set<NSManagedObject>(minimumCapacity: entries.count)
+        for entry in entries.values { if let object = entry.object { result.insert(object) } }
+        if eventDepth > 0 { setDuringEvent = result }
+        return result
+    }
+
+    package mutating func beginEvent() { eventDepth += 1 }
+
+    package mutating func endEvent() {
+        eventDepth -= 1
+        if eventDepth == 0 { setDuringEvent = nil }
+    }
+
+    package mutating func removeAll() {
+        entries.removeAll()
+        if setDuringEvent != nil { setDuringEvent = [] }
+    }
 
     /// Drops the entries whose objects are gone, in place (the table is not rebuilt when all are alive,
     /// as when a context inserts or fetches many objects at once).

@@ -9,6 +9,10 @@ import Foundation
 /// (`departments.employees.name`) flattens into one collection, as Core Data's SQL does for `ANY`.
 package enum PredicateKeyPath {
     package static func value(of root: Any?, keyPath: String) -> Any? {
+        // One plain key (`code`), the common case: no splitting (two allocations per evaluation).
+        if !keyPath.utf8.contains(UInt8(ascii: ".")), keyPath.utf8.first != UInt8(ascii: "@") {
+            return step(root, keyPath)
+        }
         let components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current: Any? = root
         var index = 0

@@ -42,6 +42,40 @@ struct ObjectLifetimeTests {
         #expect(LifetimeTracker.live(item) == 0)
     }
 
+    /// Inside a `performAndWait` block, `registeredObjects` is built once and kept current (seed
+    /// 004 asks for it once per lookup); the objects it holds are released when the block ends, as
+    /// Apple's autoreleased set would be. What it returns is always exact.
+    @Test(arguments: storeTypes)
+    func registeredObjectsStayExactInsideABlockAndReleaseAfterIt(storeType: String) throws {
+        let store = try TestStore(storeType, model: Self.model())
+        let item = store.model.entitiesByName["Item"]!
+        let context = store.newContext()
+        try context.performAndWait {
+            for uid in 0..<20 { insertObject("Item", ["uid": Int64(uid)], into: context) }
+            try context.save()
+        }
+        #expect(LifetimeTracker.live(item) == 0)
+
+        try context.performAndWait {
+            let fetched = try fetchItems(context)
+            #expect(withExtendedLifetime(fetched) { context.registeredObjects.count } == 20)
+            // From here the block's set holds them, though `fetched` is gone.
+            let extra = insertObject("Item", ["uid": Int64(99)], into: context)
+            #expect(context.registeredObjects.count == 21 && context.registeredObjects.contains(extra))
+            let victim = context.registeredObjects.first { ($0.value(forKey: "uid") as? Int64) == 3 }!
+            context.delete(victim)
+            try context.save()  // a saved deletion leaves the context
+            #expect(context.registeredObjects.count == 20 && !context.registeredObjects.contains(victim))
+            #expect(LifetimeTracker.live(item) >= 20, "held by the block's set until the block ends")
+        }
+        #expect(LifetimeTracker.live(item) == 0, "released once the block ended")
+        context.performAndWait {
+            #expect(context.registeredObjects.isEmpty)
+            context.reset()
+            #expect(context.registeredObjects.isEmpty)
+        }
+    }
+
     @Test(arguments: storeTypes)
     func turningAnObjectIntoAFaultFreesItsValues(storeType: String) throws {
         let store = try TestStore(storeType, model: Self.model())
