@@ -71,8 +71,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Adds a store of `storeType` at `storeURL`, creating it if needed.
     ///
+    /// A store written with an earlier version of the model migrates when `options` hold
+    /// `NSMigratePersistentStoresAutomaticallyOption` and `NSInferMappingModelAutomaticallyOption`
+    /// (the store does it: the SQLite store in place, in one transaction).
+    ///
     /// Throws ``OpenCoreDataError`` with `persistentStoreIncompatibleVersionHash` (134100) if the store
-    /// was written with an incompatible model, `persistentStoreInvalidType` for an unknown type, and
+    /// was written with an incompatible model and migration is off, a migration code (134110–134190)
+    /// if it cannot migrate, `persistentStoreInvalidType` for an unknown type, and
     /// `persistentStoreOpen`/`sqlite` errors for files that are not stores. The file is left untouched.
     ///
     /// Related Core Data documentation: [addPersistentStore(ofType:configurationName:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/addpersistentstore(oftype:configurationname:at:options:))
@@ -86,6 +91,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try DerivationExpression.validate(managedObjectModel)  // before any file is created
         try NSCompositeAttributeDescription._validateComposites(in: managedObjectModel)
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
+        if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
+            try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
+        }
         return try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw OpenCoreDataError(.persistentStoreOpen, "a store at this URL was already added to the coordinator", url: url)

@@ -32,12 +32,21 @@ open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     }
     /// Whether `loadPersistentStores` adds the store on a background queue.
     open var shouldAddStoreAsynchronously: Bool = false
-    /// Whether the store migrates automatically (default `true`, as on Apple).
+    /// Whether the store migrates automatically when it was written with an earlier model version
+    /// (default `true`, as on Apple): `NSMigratePersistentStoresAutomaticallyOption`.
+    ///
+    /// - Note: Linux: the earlier version is looked up among the versions of the model's
+    ///   `.xcdatamodeld` bundle and `OpenCoreDataMigrationSourceModelsOption`.
+    ///
+    /// Related Core Data documentation: [shouldMigrateStoreAutomatically](https://developer.apple.com/documentation/coredata/nspersistentstoredescription/shouldmigratestoreautomatically)
     open var shouldMigrateStoreAutomatically: Bool {
         get { (options[NSMigratePersistentStoresAutomaticallyOption] as? NSNumber)?.boolValue ?? true }
         set { options[NSMigratePersistentStoresAutomaticallyOption] = NSNumber(value: newValue) }
     }
-    /// Whether a mapping model is inferred for migration (default `true`, as on Apple).
+    /// Whether a mapping model is inferred for migration (default `true`, as on Apple):
+    /// `NSInferMappingModelAutomaticallyOption`.
+    ///
+    /// Related Core Data documentation: [shouldInferMappingModelAutomatically](https://developer.apple.com/documentation/coredata/nspersistentstoredescription/shouldinfermappingmodelautomatically)
     open var shouldInferMappingModelAutomatically: Bool {
         get { (options[NSInferMappingModelAutomaticallyOption] as? NSNumber)?.boolValue ?? true }
         set { options[NSInferMappingModelAutomaticallyOption] = NSNumber(value: newValue) }

@@ -25,9 +25,13 @@ public let NSInMemoryStoreType = "InMemory"
 public let NSSqliteStoreType = NSSQLiteStoreType
 /// Option: open the store read-only.
 public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
-/// Option: migrate the store automatically when the model changed.
+/// Option: migrate the store automatically when it was written with an earlier model version.
+///
+/// Related Core Data documentation: [NSMigratePersistentStoresAutomaticallyOption](https://developer.apple.com/documentation/coredata/nsmigratepersistentstoresautomaticallyoption)
 public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
 /// Option: infer a mapping model for automatic migration.
+///
+/// Related Core Data documentation: [NSInferMappingModelAutomaticallyOption](https://developer.apple.com/documentation/coredata/nsinfermappingmodelautomaticallyoption)
 public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
 /// Option: SQLite pragmas, as a dictionary of pragma name to value.
 public let NSSQLitePragmasOption = "NSSQLitePragmasOption"

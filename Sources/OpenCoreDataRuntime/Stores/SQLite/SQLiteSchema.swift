@@ -160,10 +160,19 @@ final class SQLiteSchema {
         entitiesInOrder = Self.numberingOrder(model.entities)
         var numberOf: [ObjectIdentifier: Int64] = [:]
         for (i, entity) in entitiesInOrder.enumerated() {
-            numberOf[ObjectIdentifier(entity)] = numbers?[entity.name ?? ""] ?? Int64(i + 1)
+            numberOf[ObjectIdentifier(entity)] = Self.storedNumber(of: entity, in: numbers) ?? Int64(i + 1)
         }
         for entity in entitiesInOrder { entitiesByNumber[numberOf[ObjectIdentifier(entity)]!] = entity }
         build(numberOf: numberOf)
+    }
+
+    /// An entity's Z_ENT in a store's Z_PRIMARYKEY: by name, else by renaming identifier. Apple's
+    /// lightweight migration keeps Z_NAME when an entity is renamed (CoreDataPlus `SampleModel_V2.sqlite`,
+    /// migrated by Apple from V1, lists `ExpensiveSportCar` for the entity renamed `LuxuryCar`).
+    static func storedNumber(of entity: NSEntityDescription, in numbers: [String: Int64]?) -> Int64? {
+        guard let numbers else { return nil }
+        if let number = numbers[entity.name ?? ""] { return number }
+        return entity.renamingIdentifier.flatMap { numbers[$0] }
     }
 
     /// Entities in Z_ENT order: a depth-first pre-order walk of the inheritance forest, siblings
@@ -443,26 +452,30 @@ final class SQLiteSchema {
 
     /// Every statement that creates the schema of a new store, in order.
     var createStatements: [String] {
-        var statements: [String] = []
-        for table in tables {
-            let columns =
-                ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
-                + table.columns.map { "\($0.name) \($0.declaredType)" }
-            statements.append("CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )")
-        }
-        for join in joinTables {
-            var columns = ["\(join.columnA) INTEGER", "\(join.columnB) INTEGER"]
-            if let order = join.orderA { columns.append("\(order) INTEGER") }
-            if let order = join.orderB { columns.append("\(order) INTEGER") }
-            columns.append("PRIMARY KEY (\(join.columnA), \(join.columnB))")
-            statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
-        }
+        var statements = tables.map { Self.createStatement($0) } + joinTables.map { Self.createStatement($0) }
         statements.append(contentsOf: indexStatements)
         statements.append(
             "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
         return statements
+    }
+
+    /// `CREATE TABLE` for an entity table (named `name`, default its own name).
+    static func createStatement(_ table: Table, name: String? = nil) -> String {
+        let columns =
+            ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
+            + table.columns.map { "\($0.name) \($0.declaredType)" }
+        return "CREATE TABLE \(name ?? table.name) ( \(columns.joined(separator: ", ")) )"
+    }
+
+    /// `CREATE TABLE` for a join table (named `name`, default its own name).
+    static func createStatement(_ join: JoinTable, name: String? = nil) -> String {
+        var columns = ["\(join.columnA) INTEGER", "\(join.columnB) INTEGER"]
+        if let order = join.orderA { columns.append("\(order) INTEGER") }
+        if let order = join.orderB { columns.append("\(order) INTEGER") }
+        columns.append("PRIMARY KEY (\(join.columnA), \(join.columnB))")
+        return "CREATE TABLE \(name ?? join.name) ( \(columns.joined(separator: ", ")) )"
     }
 
     /// The rows of Z_PRIMARYKEY for a new store: (Z_ENT, Z_NAME, Z_SUPER), Z_MAX starting at 0.

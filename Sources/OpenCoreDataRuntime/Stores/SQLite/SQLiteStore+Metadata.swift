@@ -22,8 +22,9 @@ extension SQLiteStore {
     /// Opens the store file, creating it (schema and metadata in one transaction) if there is none.
     ///
     /// An existing file is checked first through a read-only, lock-free connection: a file that is not
-    /// a Core Data SQLite store, or one written with an incompatible model, is rejected byte-for-byte
-    /// untouched (no `-wal`/`-shm` is created either).
+    /// a Core Data SQLite store, or one written with an incompatible model that cannot migrate, is
+    /// rejected byte-for-byte untouched (no `-wal`/`-shm` is created either). A store written with an
+    /// earlier model version migrates in place when the options ask for it (`LightweightMigration`).
     func openStore() throws {
         guard let url else { throw OpenCoreDataError(.persistentStoreOpen, "the SQLite store needs a file URL") }
         guard let model = persistentStoreCoordinator?.managedObjectModel else {
@@ -41,11 +42,23 @@ extension SQLiteStore {
         if isDirectory.boolValue {
             throw OpenCoreDataError(.persistentStoreOpen, "the store URL names a directory", url: url)
         }
-        let stored = try Self.readStoredMetadata(at: url)
-        try Self.checkCompatibility(stored, model: model, url: url)
+        var stored = try Self.readStoredMetadata(at: url)
+        // A store written with another model version migrates in place (SQLiteStore+Migration.swift).
+        let migration = try LightweightMigration.plan(
+            storeMetadata: stored.metadata, model: model, options: options, url: url)
+        if migration != nil, isReadOnly {
+            throw OpenCoreDataError(
+                .persistentStoreIncompatibleVersionHash,
+                "the store needs a migration to open with this model, and a read-only store cannot migrate", url: url)
+        }
         let connection = try SQLiteConnection(url: url, mode: isReadOnly ? .readOnly : .readWrite(create: false))
         do {
             try configure(connection)
+            if let migration {
+                stored = try migrateInPlace(
+                    connection, stored: stored, plan: migration, url: url,
+                    deferringCleanup: LightweightMigration.bool(options?[NSPersistentStoreDeferredLightweightMigrationOptionKey]))
+            }
         } catch {
             connection.close()
             throw error
@@ -205,24 +218,6 @@ extension SQLiteStore {
             }
             if error.code == .sqlite { error.code = .persistentStoreOpen }
             throw error
-        }
-    }
-
-    /// Throws 134100 unless the stored entity version hashes equal the model's.
-    static func checkCompatibility(_ stored: SQLiteStoredMetadata, model: NSManagedObjectModel, url: URL) throws {
-        let storedHashes = stored.metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
-        let modelHashes = model.entityVersionHashesByName
-        var compatible = Set(storedHashes.keys) == Set(modelHashes.keys)
-        if compatible {
-            for (name, hash) in modelHashes where (storedHashes[name] as? Data) != hash {
-                compatible = false
-                break
-            }
-        }
-        guard compatible else {
-            throw OpenCoreDataError(
-                .persistentStoreIncompatibleVersionHash,
-                "the model used to open the store is incompatible with the one used to create the store", url: url)
         }
     }
 

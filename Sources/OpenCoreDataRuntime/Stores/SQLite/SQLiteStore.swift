@@ -22,6 +22,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         var failAfterRowWrites: Int?
     }
     var testHooks = TestHooks()
+    /// The statements the last in-place migration ran (`SQLiteStore+Migration.swift`), for tests.
+    var migrationStatements: [String] = []
 
     override var type: String { NSSQLiteStoreType }
 
