@@ -177,8 +177,11 @@ struct GRDBRecordsSubject: Subject {
     }
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
+        if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
         let queue = try open(directory, create: kind.fixture == .none)
         switch kind {
+        case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
+            throw BenchError("the migration cases run in Migrations.swift")
         case .insert:
             return try measure {
                 try queue.write { db in
@@ -342,8 +345,11 @@ struct GRDBSQLSubject: Subject {
     }
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
+        if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
         let queue = try open(directory, create: kind.fixture == .none)
         switch kind {
+        case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
+            throw BenchError("the migration cases run in Migrations.swift")
         case .insert:
             return try measure {
                 try queue.write { db in try Self.insertItems(0..<sizes.n, db) }

@@ -179,9 +179,12 @@ final class OpenCoreDataSubject: Subject {
     }
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
+        if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
         let context = try context(directory)
         return try context.performAndWait { () throws -> Measurement in
             switch kind {
+            case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
+                throw BenchError("the migration cases run in Migrations.swift")
             case .insert:
                 return try measure {
                     for i in 0..<sizes.n { Self.insertItem(i, into: context) }

@@ -58,8 +58,11 @@ struct RawSubject: Subject {
     }
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
+        if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
         let db = try open(directory, create: kind.fixture == .none)
         switch kind {
+        case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
+            throw BenchError("the migration cases run in Migrations.swift")
         case .insert:
             return try measure {
                 try Self.insertItems(0..<sizes.n, into: db)

@@ -15,6 +15,9 @@ enum CaseKind: String, CaseIterable, Sendable, LosslessStringConvertible {
     case traverse = "8"
     case traversePrefetch = "8p"
     case memory = "9"
+    case migrateAddAttribute = "m1"
+    case migrateRenameAttribute = "m2"
+    case migrateAddEntity = "m3"
 
     var title: String {
         switch self {
@@ -28,6 +31,9 @@ enum CaseKind: String, CaseIterable, Sendable, LosslessStringConvertible {
         case .traverse: "N/100 countries → 100 moods each"
         case .traversePrefetch: "same, with prefetching"
         case .memory: "fetch rows as faults, batched"
+        case .migrateAddAttribute: "migrate 10N rows: add an attribute"
+        case .migrateRenameAttribute: "migrate 10N rows: rename an attribute"
+        case .migrateAddEntity: "migrate 10N rows: add an entity with a relationship"
         }
     }
 
@@ -37,12 +43,17 @@ enum CaseKind: String, CaseIterable, Sendable, LosslessStringConvertible {
         switch self {
         case .insert, .findOrCreate: .none
         case .fetchAll, .faults, .lookups, .update, .delete, .memory: .items
+        case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity: .items
         case .traverse, .traversePrefetch: .countriesAndMoods
         }
     }
 
     /// Whether the case changes its file (then every repetition needs its own copy).
-    var writes: Bool { self == .insert || self == .update || self == .delete || self == .findOrCreate }
+    var writes: Bool { self == .insert || self == .update || self == .delete || self == .findOrCreate || isMigration }
+
+    /// The lightweight-migration cases (issue 8): the store holds 10N items (1,000,000 at N =
+    /// 100,000) written with the first model; the measured part opens it with the second.
+    var isMigration: Bool { self == .migrateAddAttribute || self == .migrateRenameAttribute || self == .migrateAddEntity }
 }
 
 enum Library: String, CaseIterable, Sendable {

@@ -45,9 +45,8 @@ func copyFolder(_ template: URL, to destination: URL) throws {
 }
 
 let jobs: [Job] = options.cases.flatMap { kind -> [Job] in
-    kind == .memory
-        ? [options.n * 5 / 2, options.n * 5, options.n * 10].map { Job(kind: kind, n: $0) }
-        : [Job(kind: kind, n: options.n)]
+    if kind == .memory { return [options.n * 5 / 2, options.n * 5, options.n * 10].map { Job(kind: kind, n: $0) } }
+    return [Job(kind: kind, n: kind.isMigration ? options.n * 10 : options.n)]
 }
 let workRoot = FileManager.default.temporaryDirectory.appendingPathComponent(
     "ocd-bench-\(ProcessInfo.processInfo.processIdentifier)")
