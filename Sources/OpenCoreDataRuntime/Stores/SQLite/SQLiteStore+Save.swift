@@ -65,7 +65,15 @@ extension SQLiteStore {
             }
             for object in updated {
                 let mapping = try mappingOf(object)
-                try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
+                // Only the changed columns (and Z_OPT): rewriting the others would also rewrite
+                // their index entries. Composite columns are written whole.
+                let changed = mapping.slots.indices.filter { object._changedSlots.contains(mapping.slots[$0].slot) }
+                if changed.count < mapping.slots.count, mapping.compositeSlots.isEmpty {
+                    let partial = try connection.prepare(mapping.partialUpdateSQL(changed))
+                    try writeRow(object, mapping, insert: false, partial, connection, only: changed)
+                } else {
+                    try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
+                }
                 try rowWritten()
             }
             for object in inserted { try writeToManyRelationships(object, all: true, connection) }
@@ -103,9 +111,10 @@ extension SQLiteStore {
     }
 
     /// INSERT or UPDATE one row with the entity's cached statement.
+    /// `only`: the entries of `mapping.slots` a partial UPDATE writes (all of them when nil).
     private func writeRow(
         _ object: NSManagedObject, _ mapping: SQLiteSchema.EntityMapping, insert: Bool, _ statement: SQLiteStatement,
-        _ connection: SQLiteConnection
+        _ connection: SQLiteConnection, only: [Int]? = nil
     ) throws {
         let pk = try primaryKey(of: object)
         var index: Int32 = 1
@@ -119,7 +128,7 @@ extension SQLiteStore {
             index = 2
         }
         let values = object._values
-        for slot in mapping.slots {
+        func bindSlot(_ slot: SQLiteSchema.SlotMapping) throws {
             let value = slot.slot < values.count ? values[slot.slot] : nil
             switch slot.kind {
             case .attribute(.transformableAttributeType):
@@ -141,7 +150,12 @@ extension SQLiteStore {
                 index += entityColumn == nil ? 1 : 2
             }
         }
-        if !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
+        if let only {
+            for entry in only { try bindSlot(mapping.slots[entry]) }
+        } else {
+            for slot in mapping.slots { try bindSlot(slot) }
+        }
+        if only == nil, !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
         if !insert {
             statement.bind(pk, index)
             statement.bind(object._version, index + 1)
