@@ -135,20 +135,16 @@ final class SQLiteSchema {
         private(set) lazy var slotCount = entity.layout.properties.count
 
         /// An UPDATE that writes `Z_OPT` and the columns of the given `slots` entries only (for an
-        /// object whose other columns did not change), built once per set of entries.
+        /// object whose other columns did not change).
         func partialUpdateSQL(_ indices: [Int]) -> String {
-            if let made = partialUpdates[indices] { return made }
             var sets = ["Z_OPT = ?"]
             for index in indices {
                 let slot = slots[index]
                 sets.append("\(table.columns[slot.column].name) = ?")
                 if case .toOne(_, let entityColumn?) = slot.kind { sets.append("\(table.columns[entityColumn].name) = ?") }
             }
-            let made = "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
-            partialUpdates[indices] = made
-            return made
+            return "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
         }
-        private var partialUpdates: [[Int]: String] = [:]
 
         init(entity: NSEntityDescription, number: Int64, table: Table) {
             self.entity = entity

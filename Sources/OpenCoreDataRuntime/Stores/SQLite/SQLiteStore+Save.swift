@@ -40,6 +40,12 @@ extension SQLiteStore {
             }
             return made
         }
+        // Partial updates (below) by entity and set of changed columns, prepared once per save.
+        struct PartialUpdateKey: Hashable {
+            let mapping: ObjectIdentifier
+            let entries: [Int]
+        }
+        var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
         // Rows of one entity usually come together: the last mapping is reused.
         var last: (entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping)?
         func mappingOf(_ object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
@@ -69,7 +75,15 @@ extension SQLiteStore {
                 // their index entries. Composite columns are written whole.
                 let changed = mapping.slots.indices.filter { object._changedSlots.contains(mapping.slots[$0].slot) }
                 if changed.count < mapping.slots.count, mapping.compositeSlots.isEmpty {
-                    let partial = try connection.prepare(mapping.partialUpdateSQL(changed))
+                    let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed)
+                    let partial: SQLiteStatement
+                    if let cached = partialStatements[key] {
+                        cached.reset()
+                        partial = cached
+                    } else {
+                        partial = try connection.prepare(mapping.partialUpdateSQL(changed))
+                        partialStatements[key] = partial
+                    }
                     try writeRow(object, mapping, insert: false, partial, connection, only: changed)
                 } else {
                     try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
