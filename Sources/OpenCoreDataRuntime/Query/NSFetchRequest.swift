@@ -189,11 +189,13 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
 /// Related Core Data documentation: [NSSaveChangesRequest](https://developer.apple.com/documentation/coredata/nssavechangesrequest)
 open class NSSaveChangesRequest: NSPersistentStoreRequest {
     /// The objects as the context hands them over; stores read these (no set is built per save).
-    package let insertedList: [NSManagedObject]
-    package let updatedList: [NSManagedObject]
-    package let deletedList: [NSManagedObject]
-    package let lockedList: [NSManagedObject]
+    package private(set) var insertedList: [NSManagedObject]
+    package private(set) var updatedList: [NSManagedObject]
+    package private(set) var deletedList: [NSManagedObject]
+    package private(set) var lockedList: [NSManagedObject]
     private var sets: [Set<NSManagedObject>?] = [nil, nil, nil, nil]
+    /// Whether `sets` holds the answer (given to the Set initializer, `nil` included, or built).
+    private var setsKnown = [false, false, false, false]
 
     /// Objects to insert.
     open var insertedObjects: Set<NSManagedObject>? { cachedSet(0, insertedList) }
@@ -205,22 +207,35 @@ open class NSSaveChangesRequest: NSPersistentStoreRequest {
     open var lockedObjects: Set<NSManagedObject>? { cachedSet(3, lockedList) }
     open override var requestType: NSPersistentStoreRequestType { .saveRequestType }
 
-    public convenience init(inserted: Set<NSManagedObject>?, updated: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?, locked: Set<NSManagedObject>?) {
-        self.init(inserted: Array(inserted ?? []), updated: Array(updated ?? []), deleted: Array(deleted ?? []), locked: Array(locked ?? []))
+    /// Related Core Data documentation: [init(inserted:updated:deleted:locked:)](https://developer.apple.com/documentation/coredata/nssavechangesrequest/init(inserted:updated:deleted:locked:))
+    public init(inserted: Set<NSManagedObject>?, updated: Set<NSManagedObject>?, deleted: Set<NSManagedObject>?, locked: Set<NSManagedObject>?) {
+        // Designated, as Apple's is, so that a subclass can call it.
+        insertedList = Array(inserted ?? [])
+        updatedList = Array(updated ?? [])
+        deletedList = Array(deleted ?? [])
+        lockedList = Array(locked ?? [])
+        sets = [inserted, updated, deleted, locked]
+        setsKnown = [true, true, true, true]
+        super.init()
     }
 
-    package init(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], locked: [NSManagedObject] = []) {
+    /// The context's form: arrays, with Apple's set properties built only when asked for. (A
+    /// convenience initializer: a second designated one would make subclasses' synthesized
+    /// initializers recurse.)
+    package convenience init(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], locked: [NSManagedObject] = []) {
+        self.init(inserted: nil, updated: nil, deleted: nil, locked: nil)
         insertedList = inserted
         updatedList = updated
         deletedList = deleted
         lockedList = locked
-        super.init()
+        setsKnown = [false, false, false, false]
     }
 
     private func cachedSet(_ index: Int, _ list: [NSManagedObject]) -> Set<NSManagedObject>? {
-        if let built = sets[index] { return built }
+        if setsKnown[index] { return sets[index] }
         let built = Set(list)
         sets[index] = built
+        setsKnown[index] = true
         return built
     }
 }
