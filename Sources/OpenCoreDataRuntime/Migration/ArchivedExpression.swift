@@ -62,17 +62,18 @@ final class ArchivedExpressionBox: NSObject, NSCoding {
     func encode(with coder: NSCoder) {}
 
     required init?(coder: NSCoder) {
-        func expression(_ key: String) -> NSExpression? { (coder.decodeObject(forKey: key) as? ArchivedExpressionBox)?.expression }
+        func object(_ key: String) -> Any? { coder.containsValue(forKey: key) ? coder.decodeObject(forKey: key) : nil }
+        func expression(_ key: String) -> NSExpression? { (object(key) as? ArchivedExpressionBox)?.expression }
         func boxes(_ key: String) -> [ArchivedExpressionBox] {
-            (coder.decodeObject(forKey: key) as? [Any] ?? (coder.decodeObject(forKey: key) as? NSArray).map { $0.map { $0 } } ?? [])
+            (object(key) as? [Any] ?? (object(key) as? NSArray).map { $0.map { $0 } } ?? [])
                 .compactMap { $0 as? ArchivedExpressionBox }
         }
         func string(_ key: String) -> String? {
-            (coder.decodeObject(forKey: key) as? String) ?? (coder.decodeObject(forKey: key) as? NSString).map(String.init)
+            (object(key) as? String) ?? (object(key) as? NSString).map(String.init)
         }
         switch coder.decodeInteger(forKey: "NSExpressionType") {
         case 0:  // constant; a class constant (`_NSPredicateUtilities`) keeps its class name
-            let value = coder.decodeObject(forKey: "NSConstantValue")
+            let value = object("NSConstantValue")
             let className = string("NSConstantValueClassName")
             self.expression = NSExpression(forConstantValue: value ?? className)
         case 1:
@@ -87,7 +88,7 @@ final class ArchivedExpressionBox: NSObject, NSCoding {
             self.keyPathSpecifier = path
         case 4:
             let selector = string("NSSelectorName") ?? ""
-            let operandBox = coder.decodeObject(forKey: "NSOperand") as? ArchivedExpressionBox
+            let operandBox = object("NSOperand") as? ArchivedExpressionBox
             let arguments = boxes("NSArguments")
             if selector == "valueForKeyPath:", arguments.count == 1, let path = arguments[0].keyPathSpecifier {
                 // NSKeyPathExpression: `$source.name` is `valueForKeyPath:` sent to `$source`.

@@ -145,8 +145,10 @@ extension NSMappingModel {
             entityMapping.entityMigrationPolicyClassName = row.string("migrationpolicyclassname")
             entityMapping._autogeneratesExpressions = row.bool("autogenerateexpression")
             if let data = row.data("userinfodata") {
+                // Keys and values as Swift values (`String`, not `NSString`), so `userInfo["key"]` finds them.
                 entityMapping.userInfo = try (ArchivedExpression.object(from: data) as? NSDictionary)?.reduce(into: [:]) {
-                    $0[$1.key as! AnyHashable] = $1.value
+                    guard let key = PredicateValues.normalize($1.key) as? AnyHashable else { return }
+                    $0[key] = PredicateValues.normalize($1.value)
                 }
             }
             func propertyMappings(_ relationship: String) throws -> [NSPropertyMapping] {

@@ -59,8 +59,8 @@ open class NSMappingModel: NSObject, @unchecked Sendable {
 
     /// Fills in what an Xcode mapping file leaves to be generated, as Xcode's mapping compiler
     /// does: entity version hashes; the mapping type of an "Undefined" mapping (custom with a
-    /// policy, add without a source, remove without a destination, copy when the hashes are equal,
-    /// else transform); the source expression `FETCH(FUNCTION($manager,
+    /// policy, add without a source, remove without a destination, else copy — even when the
+    /// entity changed, as in the corpus's compiled `V2toV3.cdm`); the source expression `FETCH(FUNCTION($manager,
     /// "fetchRequestForSourceEntityNamed:predicateString:", "Entity", "TRUEPREDICATE"),
     /// $manager.sourceContext, NO)`; `$source.name` for an attribute the source entity has; and for a
     /// relationship the source entity has, `FUNCTION($manager,
@@ -80,7 +80,7 @@ open class NSMappingModel: NSObject, @unchecked Sendable {
                     !(mapping.entityMigrationPolicyClassName?.isEmpty ?? true) ? .customEntityMappingType
                     : source == nil ? .addEntityMappingType
                     : destination == nil ? .removeEntityMappingType
-                    : source?.versionHash == destination?.versionHash ? .copyEntityMappingType : .transformEntityMappingType
+                    : .copyEntityMappingType
             }
             guard let source else { continue }
             let manager = NSExpression(forVariable: NSMigrationManagerKey)

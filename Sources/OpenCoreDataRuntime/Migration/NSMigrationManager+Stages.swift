@@ -17,7 +17,7 @@ extension NSMigrationManager {
     func _migrateInStages(
         from sourceURL: URL, type sStoreType: String, class sourceClass: NSPersistentStore.Type,
         options sOptions: [AnyHashable: Any]?, mapping: NSMappingModel, to dURL: URL, type dStoreType: String,
-        class destinationClass: NSPersistentStore.Type, options dOptions: [AnyHashable: Any]?
+        class destinationClass: NSPersistentStore.Type, options dOptions: [AnyHashable: Any]?, appending: Bool
     ) throws {
         _associations = [:]
         let mappings = mapping.entityMappings ?? []
@@ -34,6 +34,9 @@ extension NSMigrationManager {
         }
         let fileBackedDestination = dStoreType != NSInMemoryStoreType
         let writeURL = fileBackedDestination ? directory.appendingPathComponent(".\(dURL.lastPathComponent).migrating-\(tag)") : dURL
+        if appending, let migrating = destinationClass as? any MigratingPersistentStore.Type {
+            try migrating.copyStoreForMigration(from: dURL, to: writeURL)
+        }
         let sourceCoordinator = NSPersistentStoreCoordinator(managedObjectModel: sourceModel)
         let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: destinationModel)
         func closeAll() {
@@ -244,7 +247,11 @@ extension NSMigrationManager {
         for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: destination.path + suffix) {
             try manager.removeItem(atPath: destination.path + suffix)
         }
-        try manager.moveItem(at: source, to: destination)
+        // rename(2) replaces an existing destination (a later pass) atomically.
+        guard rename(source.path, destination.path) == 0 else {
+            throw OpenCoreDataError(
+                .migration, "cannot move the migrated store into place (errno \(errno))", url: destination)
+        }
         for suffix in ["-wal", "-shm"] where manager.fileExists(atPath: source.path + suffix) {
             try manager.moveItem(atPath: source.path + suffix, toPath: destination.path + suffix)
         }
