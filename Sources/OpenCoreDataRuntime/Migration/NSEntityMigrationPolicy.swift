@@ -55,11 +55,11 @@ public let NSMigrationEntityPolicyKey = "entityPolicy"
 ///   Swift's runtime: give the module-qualified name (`MyModule.SplitNamePolicy`); a bare name is
 ///   also looked up in the program's SwiftPM modules that ship resources, as managed object classes are.
 ///
-/// Related Core Data documentation: [NSEntityMigrationPolicy](https://developer.apple.com/documentation/coredata/nsentitymigrationpolicy)
+/// Not `Sendable`: the migration manager makes a policy for one entity mapping of one migration
+/// and uses it only on that migration's thread, like the managed objects it handles.
 ///
-/// `@unchecked Sendable` invariant: a policy is made by the migration manager for one entity
-/// mapping of one migration and used only on that migration's thread.
-open class NSEntityMigrationPolicy: NSObject, @unchecked Sendable {
+/// Related Core Data documentation: [NSEntityMigrationPolicy](https://developer.apple.com/documentation/coredata/nsentitymigrationpolicy)
+open class NSEntityMigrationPolicy: NSObject {
     /// The manager running the policy's mapping (for `FUNCTION($entityPolicy, …)`).
     package weak var _manager: NSMigrationManager?
 
