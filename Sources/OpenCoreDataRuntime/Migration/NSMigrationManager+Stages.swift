@@ -153,11 +153,10 @@ extension NSMigrationManager {
 
     /// Throws 134120 with the error given to ``cancelMigrationWithError(_:)``.
     func _checkCancellation() throws {
-        guard let cancellation = _cancellation else { return }
-        _cancellation = nil
+        guard let cancellation = _cancellation.withLock({ value in defer { value = nil }; return value }) else { return }
         throw OpenCoreDataError(
-            .migrationCancelled, "the migration was cancelled: \(cancellation)",
-            underlyingError: cancellation as NSError)
+            .migrationCancelled, "the migration was cancelled: \(cancellation.description)",
+            underlyingError: cancellation.error)
     }
 
     /// The policy of an entity mapping: an instance of its policy class, or the default policy.

@@ -37,7 +37,8 @@ package protocol MigratingPersistentStore: NSPersistentStore {
 /// Related Core Data documentation: [NSMigrationManager](https://developer.apple.com/documentation/coredata/nsmigrationmanager)
 ///
 /// `@unchecked Sendable` invariant: one migration at a time, on the thread that called
-/// `migrateStore`; its state is read by the policies it calls and after it returns.
+/// `migrateStore`; its state is read by the policies it calls and after it returns. Only
+/// ``cancelMigrationWithError(_:)`` may be called from another thread (it takes a lock).
 open class NSMigrationManager: NSObject, @unchecked Sendable {
     /// The model the source store was written with.
     ///
@@ -80,8 +81,8 @@ open class NSMigrationManager: NSObject, @unchecked Sendable {
 
     /// Source ↔ destination instances, by entity mapping name.
     package var _associations: [String: MigrationAssociations] = [:]
-    /// The error given to ``cancelMigrationWithError(_:)`` while a migration runs.
-    package var _cancellation: (any Error)?
+    /// The error given to ``cancelMigrationWithError(_:)`` (from any thread) while a migration runs.
+    package let _cancellation = Locked<(error: NSError, description: String)?>(nil)
     /// An error thrown inside an expression evaluation (a policy's function), rethrown after it.
     package var _expressionError: (any Error)?
     /// The property mapping whose expression is being evaluated.
@@ -113,7 +114,7 @@ open class NSMigrationManager: NSObject, @unchecked Sendable {
         mapping: NSMappingModel?, to dURL: URL, type dStoreType: String, options dOptions: [AnyHashable: Any]? = nil
     ) throws {
         migrationProgress = 0
-        _cancellation = nil
+        _cancellation.withLock { $0 = nil }
         guard let mapping else {
             throw OpenCoreDataError(.migrationMissingMappingModel, "migrateStore needs a mapping model", url: sourceURL)
         }
@@ -169,7 +170,7 @@ open class NSMigrationManager: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [cancelMigrationWithError(_:)](https://developer.apple.com/documentation/coredata/nsmigrationmanager/cancelmigrationwitherror(_:))
     open func cancelMigrationWithError(_ error: any Error) {
-        _cancellation = error
+        _cancellation.withLock { $0 = (error as NSError, "\(error)") }
     }
 
     /// Forgets the associations and contexts of the last migration.
@@ -177,7 +178,7 @@ open class NSMigrationManager: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [reset()](https://developer.apple.com/documentation/coredata/nsmigrationmanager/reset())
     open func reset() {
         _associations = [:]
-        _cancellation = nil
+        _cancellation.withLock { $0 = nil }
         currentEntityMapping = nil
         sourceContext = nil
         destinationContext = nil

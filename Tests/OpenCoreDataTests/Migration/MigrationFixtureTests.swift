@@ -98,7 +98,10 @@ struct MigrationFixtureTests {
     func storeMigratesToTheNewestVersionWithEveryRow(_ set: FixtureSet) throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let bundle = try fixture(set.bundle)
+        // The bundle alone, copied: a mapping model file beside it (CoreDataPlus's V2toV3) would be
+        // used before inference, as on Apple (MappingModelMigrationTests covers that path).
+        let bundle = directory.file((set.bundle as NSString).lastPathComponent)
+        try FileManager.default.copyItem(at: try fixture(set.bundle), to: bundle)
         let newest =
             try set.destination.map { try NSManagedObjectModel.load(contentsOf: bundle.appendingPathComponent($0 + ".xcdatamodel")) }
             ?? newestVersion(bundle)
