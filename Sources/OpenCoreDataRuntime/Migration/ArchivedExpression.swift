@@ -40,7 +40,8 @@ enum ArchivedExpression {
         for case let description as [String: Any] in objects {
             guard let name = description["$classname"] as? String else { continue }
             guard foundationClassNames.contains(name) || expressionClassNames.contains(name) else {
-                throw OpenCoreDataError(.migration, "the archive holds an object of class \(name), which cannot be read on Linux")
+                throw OpenCoreDataError(
+                    .migration, "the archive holds an object of class \(name), which cannot be read on Linux")
             }
         }
         let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
@@ -98,7 +99,9 @@ final class ArchivedExpressionBox: NSObject, NSCoding {
             } else {
                 // A predefined function's receiver is the `_NSPredicateUtilities` class: no operand here.
                 var operand = operandBox?.expression
-                if case .constant(let value as String)? = operand?._node, value == "_NSPredicateUtilities" { operand = nil }
+                if case .constant(let value as String)? = operand?._node, value == "_NSPredicateUtilities" {
+                    operand = nil
+                }
                 self.expression = NSExpression(
                     _node: .function(name: selector, operand: operand, arguments: arguments.map(\.expression)))
             }
@@ -107,10 +110,14 @@ final class ArchivedExpressionBox: NSObject, NSCoding {
         case 15:
             self.expression = NSExpression(_node: .anyKey)
         case 50:  // NSFetchRequestExpression
-            guard let request = expression("NSFRExpression"), let context = expression("NSMOCExpression") else { return nil }
+            guard let request = expression("NSFRExpression"), let context = expression("NSMOCExpression") else {
+                return nil
+            }
             let countOnly = coder.decodeBool(forKey: "NSCountOnlyFlag")
             self.expression = NSExpression(
-                _node: .function(name: "FETCH", operand: nil, arguments: [request, context, NSExpression(forConstantValue: countOnly)]))
+                _node: .function(
+                    name: "FETCH", operand: nil,
+                    arguments: [request, context, NSExpression(forConstantValue: countOnly)]))
         default:
             return nil
         }

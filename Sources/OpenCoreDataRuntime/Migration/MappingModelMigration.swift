@@ -24,10 +24,12 @@ package enum MappingModelMigration {
             }),
             let mapping = find(source, model)
         else { return }
-        let work = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).mapped-\(UUID().uuidString)")
+        let work = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).mapped-\(UUID().uuidString)")
         let manager = NSMigrationManager(sourceModel: source, destinationModel: model)
         do {
-            try manager.migrateStore(from: url, type: type, options: nil, mapping: mapping, to: work, type: type, options: nil)
+            try manager.migrateStore(
+                from: url, type: type, options: nil, mapping: mapping, to: work, type: type, options: nil)
         } catch var error as OpenCoreDataError {
             error.message += " (mapping model \(mapping._fileURL?.lastPathComponent ?? "?"))"
             throw error
@@ -47,8 +49,12 @@ package enum MappingModelMigration {
         if let contents = model._xcodeModelFile?.url {
             // contents → Version.xcdatamodel → Model.xcdatamodeld → the folder that holds it.
             var folder = contents.deletingLastPathComponent()
-            while folder.pathExtension.lowercased().hasPrefix("xcdatamodel") { folder = folder.deletingLastPathComponent() }
-            if let found = NSMappingModel._find(in: [folder], sourceModel: source, destinationModel: model) { return found }
+            while folder.pathExtension.lowercased().hasPrefix("xcdatamodel") {
+                folder = folder.deletingLastPathComponent()
+            }
+            if let found = NSMappingModel._find(in: [folder], sourceModel: source, destinationModel: model) {
+                return found
+            }
         }
         let bundle = [Bundle.main.resourceURL, Bundle.main.bundleURL].compactMap { $0 }
         return NSMappingModel._find(in: bundle, sourceModel: source, destinationModel: model, depth: 0)

@@ -163,7 +163,8 @@ open class NSEntityMigrationPolicy: NSObject {
     {
         throw OpenCoreDataError(
             .migration,
-            "\(type(of: self)) does not answer FUNCTION($entityPolicy, \"\(selectorName)\"): override migrationFunction(named:arguments:manager:)")
+            "\(type(of: self)) does not answer FUNCTION($entityPolicy, \"\(selectorName)\"): override migrationFunction(named:arguments:manager:)"
+        )
     }
 }
 

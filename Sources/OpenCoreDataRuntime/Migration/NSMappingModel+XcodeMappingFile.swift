@@ -78,7 +78,9 @@ extension NSMappingModel {
             let lower = child.lowercased()
             if lower.hasSuffix(".xcmappingmodel") {
                 result.append(url)
-            } else if depth > 0, !lower.hasPrefix("."), !lower.hasSuffix(".xcdatamodeld"), !lower.hasSuffix(".xcdatamodel") {
+            } else if depth > 0, !lower.hasPrefix("."), !lower.hasSuffix(".xcdatamodeld"),
+                !lower.hasSuffix(".xcdatamodel")
+            {
                 var isDirectory: ObjCBool = false
                 if manager.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
                     result += _mappingFiles(in: url, depth: depth - 1)
@@ -140,13 +142,15 @@ extension NSMappingModel {
             entityMapping.destinationEntityName = row.string("destinationname")
             entityMapping.name =
                 row.string("name")
-                ?? [entityMapping.sourceEntityName, entityMapping.destinationEntityName].compactMap { $0 }.joined(separator: "To")
+                ?? [entityMapping.sourceEntityName, entityMapping.destinationEntityName].compactMap { $0 }.joined(
+                    separator: "To")
             entityMapping.mappingType = _mappingType(row.string("mappingtypename"))
             entityMapping.entityMigrationPolicyClassName = row.string("migrationpolicyclassname")
             entityMapping._autogeneratesExpressions = row.bool("autogenerateexpression")
             if let data = row.data("userinfodata") {
                 // Keys and values as Swift values (`String`, not `NSString`), so `userInfo["key"]` finds them.
-                entityMapping.userInfo = try (ArchivedExpression.object(from: data) as? NSDictionary)?.reduce(into: [:]) {
+                entityMapping.userInfo = try (ArchivedExpression.object(from: data) as? NSDictionary)?.reduce(into: [:])
+                {
                     guard let key = PredicateValues.normalize($1.key) as? AnyHashable else { return }
                     $0[key] = PredicateValues.normalize($1.value)
                 }
@@ -162,7 +166,10 @@ extension NSMappingModel {
                         propertyMapping.valueExpression = NSExpression(
                             forFunction: NSExpression(forVariable: NSMigrationManagerKey),
                             selectorName: "destinationInstancesForEntityMappingNamed:sourceInstances:",
-                            arguments: [NSExpression(forConstantValue: mappingName), try NSExpression(validatingFormat: keyPath)])
+                            arguments: [
+                                NSExpression(forConstantValue: mappingName),
+                                try NSExpression(validatingFormat: keyPath),
+                            ])
                     } else {
                         // Attribute mappings carry no flag: Xcode fills every empty one it can.
                         propertyMapping._autogeneratesExpression =

@@ -33,7 +33,9 @@ extension NSMigrationManager {
             readURL = copy
         }
         let fileBackedDestination = dStoreType != NSInMemoryStoreType
-        let writeURL = fileBackedDestination ? directory.appendingPathComponent(".\(dURL.lastPathComponent).migrating-\(tag)") : dURL
+        let writeURL =
+            fileBackedDestination
+            ? directory.appendingPathComponent(".\(dURL.lastPathComponent).migrating-\(tag)") : dURL
         if appending, let migrating = destinationClass as? any MigratingPersistentStore.Type {
             try migrating.copyStoreForMigration(from: dURL, to: writeURL)
         }
@@ -54,7 +56,8 @@ extension NSMigrationManager {
         do {
             var readOptions = sOptions ?? [:]
             readOptions[NSMigratePersistentStoresAutomaticallyOption] = false
-            readOptions[NSReadOnlyPersistentStoreOption] = sourceCopy == nil ? readOptions[NSReadOnlyPersistentStoreOption] : true
+            readOptions[NSReadOnlyPersistentStoreOption] =
+                sourceCopy == nil ? readOptions[NSReadOnlyPersistentStoreOption] : true
             try sourceCoordinator.addPersistentStore(
                 ofType: sStoreType, configurationName: nil, at: readURL, options: readOptions)
             try destinationCoordinator.addPersistentStore(
@@ -90,7 +93,9 @@ extension NSMigrationManager {
             for (entityMapping, policy) in zip(mappings, policies) {
                 failing = entityMapping
                 currentEntityMapping = entityMapping
-                for destination in destinationInstances(forEntityMappingName: entityMapping.name ?? "", sourceInstances: nil) {
+                for destination in destinationInstances(
+                    forEntityMappingName: entityMapping.name ?? "", sourceInstances: nil)
+                {
                     try _checkCancellation()
                     try policy.createRelationships(forDestination: destination, in: entityMapping, manager: self)
                 }
@@ -104,7 +109,8 @@ extension NSMigrationManager {
                 failing = entityMapping
                 currentEntityMapping = entityMapping
                 try policy.performCustomValidation(forMapping: entityMapping, manager: self)
-                for destination in destinationInstances(forEntityMappingName: entityMapping.name ?? "", sourceInstances: nil)
+                for destination in destinationInstances(
+                    forEntityMappingName: entityMapping.name ?? "", sourceInstances: nil)
                 where !destination.isDeleted {
                     try destination.validateForInsert()
                 }
@@ -153,7 +159,12 @@ extension NSMigrationManager {
 
     /// Throws 134120 with the error given to ``cancelMigrationWithError(_:)``.
     func _checkCancellation() throws {
-        guard let cancellation = _cancellation.withLock({ value in defer { value = nil }; return value }) else { return }
+        guard
+            let cancellation = _cancellation.withLock({ value in
+                defer { value = nil }
+                return value
+            })
+        else { return }
         throw OpenCoreDataError(
             .migrationCancelled, "the migration was cancelled: \(cancellation.description)",
             underlyingError: cancellation.error)
@@ -165,22 +176,27 @@ extension NSMigrationManager {
         guard let cls = EntityMigrationPolicyClassRegistry.resolve(name) else {
             throw OpenCoreDataError(
                 .migration,
-                "no NSEntityMigrationPolicy subclass named \(name) (on Linux give the module-qualified Swift name, e.g. MyModule.\(name.split(separator: ".").last ?? ""))")
+                "no NSEntityMigrationPolicy subclass named \(name) (on Linux give the module-qualified Swift name, e.g. MyModule.\(name.split(separator: ".").last ?? ""))"
+            )
         }
         return cls.init()
     }
 
     /// The source instances of a mapping: its source expression's value (Xcode's `FETCH(…)`), or
     /// every instance of its source entity (without subentities) when it has none.
-    private func _sourceInstances(for mapping: NSEntityMapping, policy: NSEntityMigrationPolicy) throws -> [NSManagedObject] {
+    private func _sourceInstances(for mapping: NSEntityMapping, policy: NSEntityMigrationPolicy) throws
+        -> [NSManagedObject]
+    {
         switch mapping.mappingType {
         case .addEntityMappingType, .removeEntityMappingType: return []
         default: break
         }
         guard let entityName = mapping.sourceEntityName else { return [] }
         guard let expression = mapping.sourceExpression else {
-            return try sourceContext.fetch(_fetchRequest(forSourceEntityNamed: entityName, predicateString: "TRUEPREDICATE"))
-                .compactMap { $0 as? NSManagedObject }
+            return try sourceContext.fetch(
+                _fetchRequest(forSourceEntityNamed: entityName, predicateString: "TRUEPREDICATE")
+            )
+            .compactMap { $0 as? NSManagedObject }
         }
         // FETCH(request, context, countOnly): fetched here so that a store error is thrown, not dropped.
         if expression.expressionType == .function, expression.function == "FETCH", let arguments = expression.arguments,
@@ -190,7 +206,8 @@ extension NSMigrationManager {
                 arguments[0], source: nil, destination: nil, mapping: mapping, propertyMapping: nil, policy: policy)
             guard let request = request as? NSFetchRequest<any NSFetchRequestResult> else {
                 throw OpenCoreDataError(
-                    .migration, "the source expression of entity mapping \(mapping.name ?? "?") does not make a fetch request")
+                    .migration,
+                    "the source expression of entity mapping \(mapping.name ?? "?") does not make a fetch request")
             }
             return try sourceContext.fetch(request).compactMap { $0 as? NSManagedObject }
         }
@@ -285,7 +302,8 @@ extension NSMigrationManager: ExpressionFunctionReceiver {
                 guard let key = string(0) else { break }
                 return PredicateKeyPath.value(of: self, keyPath: key)
             default:
-                throw OpenCoreDataError(.migration, "NSMigrationManager does not answer FUNCTION($manager, \"\(selector)\")")
+                throw OpenCoreDataError(
+                    .migration, "NSMigrationManager does not answer FUNCTION($manager, \"\(selector)\")")
             }
             throw OpenCoreDataError(.migration, "FUNCTION($manager, \"\(selector)\") got arguments it cannot use")
         } catch {
@@ -323,7 +341,8 @@ extension NSMigrationManager: ExpressionFunctionReceiver {
         var seen = Set<ObjectIdentifier>()
         for source in sources {
             for associations in _associations.values {
-                for destination in associations.destinations(of: source) where seen.insert(ObjectIdentifier(destination)).inserted {
+                for destination in associations.destinations(of: source)
+                where seen.insert(ObjectIdentifier(destination)).inserted {
                     if let target, !destination.entity.isKindOf(entity: target) { continue }
                     result.append(destination)
                 }

@@ -21,8 +21,10 @@ final class SplitFullNamePolicy: NSEntityMigrationPolicy {
     ) throws {
         // The default sets the attributes with value expressions (here `initials`) and associates.
         try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
-        let person = try #require(manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: [sInstance]).first)
-        let parts = (sInstance.value(forKey: "fullName") as? String ?? "").split(separator: " ", maxSplits: 1).map(String.init)
+        let person = try #require(
+            manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: [sInstance]).first)
+        let parts = (sInstance.value(forKey: "fullName") as? String ?? "").split(separator: " ", maxSplits: 1).map(
+            String.init)
         person.setValue(parts.first, forKey: "firstName")
         person.setValue(parts.count > 1 ? parts[1] : nil, forKey: "lastName")
         Self.log(manager, "create \(parts.first ?? "?") \(manager.currentEntityMapping.name!)")
@@ -106,7 +108,8 @@ struct EntityMigrationPolicyTests {
 
     /// v2: Person(firstName required, lastName, initials) n—1 Team(name).
     private func v2() -> NSManagedObjectModel {
-        let person = M.entity("Person", [M.attribute("firstName", optional: false), M.attribute("lastName"), M.attribute("initials")])
+        let person = M.entity(
+            "Person", [M.attribute("firstName", optional: false), M.attribute("lastName"), M.attribute("initials")])
         let team = M.entity("Team", [M.attribute("name")])
         let members = NSRelationshipDescription(name: "members", destination: person, toMany: true)
         let of = NSRelationshipDescription(name: "team", destination: team, toMany: false)
@@ -136,7 +139,10 @@ struct EntityMigrationPolicyTests {
         team.destinationEntityName = "Team"
         team.attributeMappings = [property("name", "$source.name")]
         team.relationshipMappings = [
-            property("members", #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.members)"#)
+            property(
+                "members",
+                #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.members)"#
+            )
         ]
         let person = NSEntityMapping()
         person.name = "PersonToPerson"
@@ -147,13 +153,18 @@ struct EntityMigrationPolicyTests {
         person.userInfo = fail.map { ["fail": $0] }
         // What Xcode writes, with a predicate that leaves out people without a name.
         person.sourceExpression = NSExpression(
-            format: #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:" , "Person", "fullName != nil"), $manager.sourceContext, NO)"#)
+            format:
+                #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:" , "Person", "fullName != nil"), $manager.sourceContext, NO)"#
+        )
         person.attributeMappings = [
             property("firstName", nil), property("lastName", nil),
             property("initials", initials),
         ]
         person.relationshipMappings = [
-            property("team", #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "TeamToTeam", $source.team)"#)
+            property(
+                "team",
+                #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "TeamToTeam", $source.team)"#
+            )
         ]
         let model = NSMappingModel()
         model.entityMappings = [team, person]
@@ -174,7 +185,8 @@ struct EntityMigrationPolicyTests {
     private func people(_ context: NSManagedObjectContext) throws -> [String] {
         try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).map { person in
             let team = (person.value(forKey: "team") as? NSManagedObject)?.value(forKey: "name") ?? "nil"
-            return "\(person.value(forKey: "firstName") ?? "nil")|\(person.value(forKey: "lastName") ?? "nil")|\(person.value(forKey: "initials") ?? "nil")|\(team)"
+            return
+                "\(person.value(forKey: "firstName") ?? "nil")|\(person.value(forKey: "lastName") ?? "nil")|\(person.value(forKey: "initials") ?? "nil")|\(team)"
         }.sorted()
     }
 
@@ -192,11 +204,13 @@ struct EntityMigrationPolicyTests {
             from: sourceURL, type: NSSQLiteStoreType, mapping: mapping(), to: destination, type: destinationType)
         #expect(manager.migrationProgress == 1)
         // Apple's order: every mapping's instances, then every mapping's relationships, then validation.
-        #expect(manager.userInfo?["log"] as? [String] == [
-            "begin PersonToPerson", "create Ada PersonToPerson", "create Grace PersonToPerson", "create Linus PersonToPerson",
-            "endInstanceCreation PersonToPerson", "relationships Ada", "relationships Grace", "relationships Linus",
-            "endRelationshipCreation PersonToPerson", "validate PersonToPerson", "end PersonToPerson",
-        ])
+        #expect(
+            manager.userInfo?["log"] as? [String] == [
+                "begin PersonToPerson", "create Ada PersonToPerson", "create Grace PersonToPerson",
+                "create Linus PersonToPerson",
+                "endInstanceCreation PersonToPerson", "relationships Ada", "relationships Grace", "relationships Linus",
+                "endRelationshipCreation PersonToPerson", "validate PersonToPerson", "end PersonToPerson",
+            ])
         #expect(manager.destinationInstances(forEntityMappingName: "TeamToTeam", sourceInstances: nil).count == 2)
         #expect(manager.sourceInstances(forEntityMappingName: "PersonToPerson", destinationInstances: nil).count == 3)
         if destinationType == NSSQLiteStoreType {
@@ -205,14 +219,17 @@ struct EntityMigrationPolicyTests {
             let context = StoreHarness.context(coordinator)
             #expect(try people(context) == Self.expectedPeople)
             let teams = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Team"))
-            #expect(teams.map { ($0.value(forKey: "members") as? Set<NSManagedObject>)?.count ?? 0 }.sorted() == [1, 2])
+            #expect(
+                teams.map { ($0.value(forKey: "members") as? Set<NSManagedObject>)?.count ?? 0 }.sorted() == [1, 2])
         } else {
             // An in-memory destination keeps its objects in the manager's destination context.
             #expect(try people(manager.destinationContext) == Self.expectedPeople)
             #expect(!FileManager.default.fileExists(atPath: destination.path))
         }
         #expect(try M.bytes(sourceURL) == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }.isEmpty
+        )
     }
 
     @Test func inMemorySourceMigratesThroughTheSamePath() throws {
@@ -223,7 +240,8 @@ struct EntityMigrationPolicyTests {
         let destination = directory.file("Destination.sqlite")
         let manager = NSMigrationManager(sourceModel: v1(), destinationModel: v2())
         try manager.migrateStore(
-            from: directory.file("Memory"), type: NSInMemoryStoreType, mapping: mapping(), to: destination, type: NSSQLiteStoreType)
+            from: directory.file("Memory"), type: NSInMemoryStoreType, mapping: mapping(), to: destination,
+            type: NSSQLiteStoreType)
         let coordinator = try StoreHarness.coordinator(model: v2(), storeType: NSSQLiteStoreType, url: destination)
         defer { StoreHarness.close(coordinator) }
         #expect(try people(StoreHarness.context(coordinator)).isEmpty)
@@ -231,7 +249,9 @@ struct EntityMigrationPolicyTests {
 
     /// Migrates with `mapping` and returns the error; checks the source is byte for byte as it was
     /// and nothing (no destination, no temporary file) was left behind.
-    private func failure(_ mapping: NSMappingModel, destinationModel: NSManagedObjectModel? = nil) throws -> OpenCoreDataError? {
+    private func failure(_ mapping: NSMappingModel, destinationModel: NSManagedObjectModel? = nil) throws
+        -> OpenCoreDataError?
+    {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let sourceURL = try source(directory)
@@ -247,7 +267,8 @@ struct EntityMigrationPolicyTests {
     }
 
     @Test func throwingPolicyLeavesTheSourceAndNamesTheMapping() throws {
-        let error = try failure(mapping(policy: "OpenCoreDataTests.FailingPolicy", fail: "relationships", initials: nil))
+        let error = try failure(
+            mapping(policy: "OpenCoreDataTests.FailingPolicy", fail: "relationships", initials: nil))
         #expect(error?.code == .migration)
         #expect(error?.message.contains(#"entity mapping "PersonToPerson" (creating relationships)"#) == true)
         #expect(error?.message.contains("the policy refuses") == true)
@@ -270,7 +291,9 @@ struct EntityMigrationPolicyTests {
 
     @Test func unknownPolicyClassAndUnknownFunctionsAreErrors() throws {
         let missing = try failure(mapping(policy: "SplitFullNamePolicyThatDoesNotExist"))
-        #expect(missing?.code == .migration && missing?.message.contains("no NSEntityMigrationPolicy subclass named") == true)
+        #expect(
+            missing?.code == .migration
+                && missing?.message.contains("no NSEntityMigrationPolicy subclass named") == true)
         // The default policy does not answer FUNCTION($entityPolicy, "initialsOf:", …).
         let model = mapping(policy: "")
         model.entityMappings[1].attributeMappings?[0].valueExpression = NSExpression(format: "$source.fullName")

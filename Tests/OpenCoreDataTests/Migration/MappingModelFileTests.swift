@@ -14,8 +14,10 @@ struct MappingModelFileTests {
     /// property mapping as `name: expression` (attributes, then relationships, by name).
     static func lines(_ mapping: NSMappingModel) -> [String] {
         mapping.entityMappings.flatMap { entity in
-            ["\(entity.name ?? "?") \(entity.mappingType.rawValue) \(entity.entityMigrationPolicyClassName ?? "None")",
-             "source: \(entity.sourceExpression.map { "\($0)" } ?? "nil")"]
+            [
+                "\(entity.name ?? "?") \(entity.mappingType.rawValue) \(entity.entityMigrationPolicyClassName ?? "None")",
+                "source: \(entity.sourceExpression.map { "\($0)" } ?? "nil")",
+            ]
                 + ((entity.attributeMappings ?? []) + (entity.relationshipMappings ?? [])).map {
                     "\($0.name ?? "?"): \($0.valueExpression.map { "\($0)" } ?? "nil")"
                 }
@@ -36,7 +38,8 @@ struct MappingModelFileTests {
         let url = try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel/MappingModels/V2toV3.xcmappingmodel")
         let mapping = try #require(NSMappingModel(contentsOf: url))
         let owner = Self.destinations("PersonToPerson", "owner")
-        let cars = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"cars\", $source.cars)"
+        let cars =
+            "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"cars\", $source.cars)"
         func car(_ name: String, _ extra: [String] = []) -> [String] {
             ["\(name)To\(name) 1 REPLACE_AT_RUNTIME.V2to3MakerPolicy", Self.fetch(name)] + extra + [
                 "markedForDeletionAsOf: $source.markedForDeletionAsOf", "model: $source.model",
@@ -53,31 +56,37 @@ struct MappingModelFileTests {
         #expect(Self.lines(mapping) == expected)
         // Entity version hashes come from the models the file names (found above the file).
         let v2 = try NSManagedObjectModel.load(
-            contentsOf: try fixture("alemar11+CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"))
-        #expect(mapping.entityMappingsByName["PersonToPerson"]?.sourceEntityVersionHash == v2.entitiesByName["Person"]?.versionHash)
+            contentsOf: try fixture(
+                "alemar11+CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"))
+        #expect(
+            mapping.entityMappingsByName["PersonToPerson"]?.sourceEntityVersionHash
+                == v2.entitiesByName["Person"]?.versionHash)
         #expect(mapping.entityMappingsByName["Maker"]?.sourceEntityVersionHash == nil)
     }
 
     @Test func bookMigrationMappingsLoadWithPolicyAndUserInfo() throws {
         let root = "hwaxxer+BookMigration/BookMigration/"
         let first = try #require(NSMappingModel(contentsOf: try fixture(root + "Model1_to_Model2.xcmappingmodel")))
-        #expect(Self.lines(first) == [
-            "UserToUser 4 None", Self.fetch("User"), "userId: $source.userId",
-            "books: \(Self.destinations("BookToBook", "books"))",
-            "Author 2 None", "source: nil", "name: nil", "books: nil",
-            "BookToBook 1 MHWBookToBookPolicy", Self.fetch("Book"), "fileURL: $source.fileURL", "title: $source.title",
-            "authors: nil", "users: nil",
-        ])
+        #expect(
+            Self.lines(first) == [
+                "UserToUser 4 None", Self.fetch("User"), "userId: $source.userId",
+                "books: \(Self.destinations("BookToBook", "books"))",
+                "Author 2 None", "source: nil", "name: nil", "books: nil",
+                "BookToBook 1 MHWBookToBookPolicy", Self.fetch("Book"), "fileURL: $source.fileURL",
+                "title: $source.title",
+                "authors: nil", "users: nil",
+            ])
         #expect(first.entityMappingsByName["BookToBook"]?.userInfo?["modelVersion"] as? String == "2")
 
         let second = try #require(NSMappingModel(contentsOf: try fixture(root + "Model2_to_Model3.xcmappingmodel")))
-        #expect(Self.lines(second) == [
-            "File 2 None", "source: nil", "fileURL: nil", "book: nil", "user: nil",
-            "BookToBook 1 MHWBookToBookPolicy", Self.fetch("Book"), "title: $source.title",
-            "authors: \(Self.destinations("AuthorToAuthor", "authors"))", "files: nil",
-            "AuthorToAuthor 4 None", Self.fetch("Author"), "name: $source.name",
-            "books: \(Self.destinations("BookToBook", "books"))",
-        ])
+        #expect(
+            Self.lines(second) == [
+                "File 2 None", "source: nil", "fileURL: nil", "book: nil", "user: nil",
+                "BookToBook 1 MHWBookToBookPolicy", Self.fetch("Book"), "title: $source.title",
+                "authors: \(Self.destinations("AuthorToAuthor", "authors"))", "files: nil",
+                "AuthorToAuthor 4 None", Self.fetch("Author"), "name: $source.name",
+                "books: \(Self.destinations("BookToBook", "books"))",
+            ])
         #expect(second.entityMappingsByName["BookToBook"]?.userInfo?["modelVersion"] as? String == "3")
 
         let users = try #require(NSMappingModel(contentsOf: try fixture(root + "Model2_to_Model3_User.xcmappingmodel")))
@@ -88,12 +97,14 @@ struct MappingModelFileTests {
         let url = try fixture("mwkirk+MWKCoreData/Tests/Model/MappingModels/MWKCoreDataTestsV2ToV3.xcmappingmodel")
         let mapping = try #require(NSMappingModel(contentsOf: url))
         // firstName and lastName have no source attribute: only the policy can fill them.
-        #expect(Self.lines(mapping) == [
-            "EmployeeToEmployee 1 EmployeeToEmployeePolicy", Self.fetch("Employee"), "firstName: nil", "lastName: nil",
-            "dept: \(Self.destinations("DeptToDept", "dept"))",
-            "DeptToDept 4 None", Self.fetch("Dept"), "name: $source.name",
-            "employees: \(Self.destinations("EmployeeToEmployee", "employees"))",
-        ])
+        #expect(
+            Self.lines(mapping) == [
+                "EmployeeToEmployee 1 EmployeeToEmployeePolicy", Self.fetch("Employee"), "firstName: nil",
+                "lastName: nil",
+                "dept: \(Self.destinations("DeptToDept", "dept"))",
+                "DeptToDept 4 None", Self.fetch("Dept"), "name: $source.name",
+                "employees: \(Self.destinations("EmployeeToEmployee", "employees"))",
+            ])
         #expect(mapping.entityMappings[0].userInfo?["destModelVersion"] as? String == "3")
     }
 
@@ -103,17 +114,23 @@ struct MappingModelFileTests {
         // manager supplies the models.
         let url = try fixture("thepost+iPhoneCoreDataRecipesMigration/Classes/MappingModel.xcmappingmodel")
         let mapping = try #require(NSMappingModel(contentsOf: url))
-        #expect(mapping.entityMappings.map(\.name) == [
-            "RecipeToRecipe", "Chef", "ImageToImage", "RecipeTypeToRecipeType", "IngredientToIngredient",
-        ])
+        #expect(
+            mapping.entityMappings.map(\.name) == [
+                "RecipeToRecipe", "Chef", "ImageToImage", "RecipeTypeToRecipeType", "IngredientToIngredient",
+            ])
         #expect(mapping.entityMappings.map(\.sourceEntityName) == ["Recipe", nil, "Image", "RecipeType", "Ingredient"])
-        #expect(mapping.entityMappings.allSatisfy { $0.mappingType == .undefinedEntityMappingType && $0.sourceEntityVersionHash == nil })
+        #expect(
+            mapping.entityMappings.allSatisfy {
+                $0.mappingType == .undefinedEntityMappingType && $0.sourceEntityVersionHash == nil
+            })
         let recipe = try #require(mapping.entityMappingsByName["RecipeToRecipe"])
-        #expect(recipe.attributeMappings?.map(\.name) == ["instructions", "name", "overview", "prepTime", "thumbnailImage"])
+        #expect(
+            recipe.attributeMappings?.map(\.name) == ["instructions", "name", "overview", "prepTime", "thumbnailImage"])
         #expect(recipe.relationshipMappings?.map(\.name) == ["chef", "image", "ingredients", "type"])
-        #expect(((recipe.attributeMappings ?? []) + (recipe.relationshipMappings ?? [])).allSatisfy {
-            $0.valueExpression == nil && $0._autogeneratesExpression
-        })
+        #expect(
+            ((recipe.attributeMappings ?? []) + (recipe.relationshipMappings ?? [])).allSatisfy {
+                $0.valueExpression == nil && $0._autogeneratesExpression
+            })
         #expect(mapping.entityMappings[0].userInfo?.isEmpty == true)
     }
 
@@ -122,18 +139,20 @@ struct MappingModelFileTests {
         // loads, nothing is generated, and the mapping types stay as written.
         let url = try fixture("fruitsamples+MigrationV2/Models/MappingModel.xcmappingmodel")
         let mapping = try #require(NSMappingModel(contentsOf: url))
-        #expect(Self.lines(mapping) == [
-            "RecipeToCuisine 1 CuisineMigrationPolicy", "source: nil", "name: $source.cuisine",
-            "recipes: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"RecipeToRecipe\", $source)",
-            "RecipeToRecipe 5 None", "source: nil", "directions: nil", "name: nil", "rating: nil", "chef: nil",
-            "cuisines: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"RecipeToCuisine\", $source)",
-            "ingredients: nil",
-            "IngredientToIngredient 5 None", "source: nil", "amount: nil", "name: nil",
-            "recipe: \(Self.destinations("RecipeToRecipe", "recipes"))",
-            "ChefToChef 5 None", "source: nil",
-            "firstName: FUNCTION(CAST(\"MigrationFunctions\", \"Class\"), \"getFirstName:\", $source.name)",
-            "lastName: FUNCTION(CAST(\"MigrationFunctions\", \"Class\"), \"getLastName:\", $source.name)", "recipes: nil",
-        ])
+        #expect(
+            Self.lines(mapping) == [
+                "RecipeToCuisine 1 CuisineMigrationPolicy", "source: nil", "name: $source.cuisine",
+                "recipes: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"RecipeToRecipe\", $source)",
+                "RecipeToRecipe 5 None", "source: nil", "directions: nil", "name: nil", "rating: nil", "chef: nil",
+                "cuisines: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"RecipeToCuisine\", $source)",
+                "ingredients: nil",
+                "IngredientToIngredient 5 None", "source: nil", "amount: nil", "name: nil",
+                "recipe: \(Self.destinations("RecipeToRecipe", "recipes"))",
+                "ChefToChef 5 None", "source: nil",
+                "firstName: FUNCTION(CAST(\"MigrationFunctions\", \"Class\"), \"getFirstName:\", $source.name)",
+                "lastName: FUNCTION(CAST(\"MigrationFunctions\", \"Class\"), \"getLastName:\", $source.name)",
+                "recipes: nil",
+            ])
         // Generated later, once a migration manager knows the models.
         #expect(mapping.entityMappings[1].attributeMappings?.allSatisfy(\._autogeneratesExpression) == true)
     }
@@ -157,7 +176,8 @@ struct MappingModelFileTests {
     @Test func bundlesAreSearchedForTheMappingOfTwoModels() throws {
         let folder = try fixture("mwkirk+MWKCoreData/Tests/Model")
         let bundle = try #require(Bundle(url: folder))
-        let versions = LightweightMigration.versions(inBundle: folder.appendingPathComponent("MWKCoreDataTests.xcdatamodeld"))
+        let versions = LightweightMigration.versions(
+            inBundle: folder.appendingPathComponent("MWKCoreDataTests.xcdatamodeld"))
         #expect(versions.count == 3)
         // Bundle(url:) on Linux takes any folder; its mapping models are one level down here.
         let found = NSMappingModel(from: [bundle], forSourceModel: versions[1], destinationModel: versions[2])

@@ -19,7 +19,8 @@ final class EmployeeToEmployeePolicy: NSEntityMigrationPolicy {
         try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
         let employee = try #require(
             manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: [sInstance]).first)
-        let parts = (sInstance.value(forKey: "name") as? String ?? "").split(separator: " ", maxSplits: 1).map(String.init)
+        let parts = (sInstance.value(forKey: "name") as? String ?? "").split(separator: " ", maxSplits: 1).map(
+            String.init)
         employee.setValue(parts.first ?? "", forKey: "firstName")
         employee.setValue(parts.count > 1 ? parts[1] : "", forKey: "lastName")
     }
@@ -74,11 +75,13 @@ final class V2to3MakerPolicy: NSEntityMigrationPolicy {
         let context: NSManagedObjectContext = manager.destinationContext
         let request = NSFetchRequest<NSManagedObject>(entityName: "Maker")
         request.predicate = NSPredicate(format: "name == %@", makerName)
-        let maker = try context.fetch(request).first ?? {
-            let maker = NSEntityDescription.insertNewObject(forEntityName: "Maker", into: context)
-            maker.setValue(makerName, forKey: "name")
-            return maker
-        }()
+        let maker =
+            try context.fetch(request).first
+            ?? {
+                let maker = NSEntityDescription.insertNewObject(forEntityName: "Maker", into: context)
+                maker.setValue(makerName, forKey: "name")
+                return maker
+            }()
         car.setValue(maker, forKey: "createdBy")
     }
 }
@@ -105,15 +108,18 @@ struct MappingModelMigrationTests {
             switch value {
             case nil: "nil"
             case let object as NSManagedObject:
-                object.entity.attributesByName.keys.sorted().map { "\(object.value(forKey: $0) ?? "nil")" }.joined(separator: "/")
+                object.entity.attributesByName.keys.sorted().map { "\(object.value(forKey: $0) ?? "nil")" }.joined(
+                    separator: "/")
             case let set as Set<NSManagedObject>: "[" + set.map { describe($0) }.sorted().joined(separator: ", ") + "]"
             case let value?: "\(value)"
             }
         }
         let request = NSFetchRequest<NSManagedObject>(entityName: entity)
         request.includesSubentities = false
-        return try context.fetch(request).map { object in keys.map { "\($0)=\(describe(object.value(forKey: $0)))" }.joined(separator: " ") }
-            .sorted()
+        return try context.fetch(request).map { object in
+            keys.map { "\($0)=\(describe(object.value(forKey: $0)))" }.joined(separator: " ")
+        }
+        .sorted()
     }
 
     // MARK: MWKCoreData
@@ -141,7 +147,9 @@ struct MappingModelMigrationTests {
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
         #expect(v3.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
         #expect(!FileManager.default.fileExists(atPath: url.path + ".mapped"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }.isEmpty
+        )
     }
 
     @Test func mwkVersion1StoreReachesVersion3InferredThenMapped() throws {
@@ -153,22 +161,28 @@ struct MappingModelMigrationTests {
         let v3 = try model(bundle + "MWKCoreDataTests3.xcdatamodel")
         let source = try copy(Self.mwk + "Stores/MWKCoreDataTests.sqlite", into: directory, as: "V1.sqlite")
         let before = try M.bytes(source)
-        let middle = directory.file("V2.sqlite"), final = directory.file("V3.sqlite")
+        let middle = directory.file("V2.sqlite")
+        let final = directory.file("V3.sqlite")
         try NSMigrationManager(sourceModel: v1, destinationModel: v2).migrateStore(
-            from: source, type: NSSQLiteStoreType, mapping: try NSMappingModel.inferredMappingModel(forSourceModel: v1, destinationModel: v2),
+            from: source, type: NSSQLiteStoreType,
+            mapping: try NSMappingModel.inferredMappingModel(forSourceModel: v1, destinationModel: v2),
             to: middle, type: NSSQLiteStoreType)
         let mapping = try #require(
-            NSMappingModel(contentsOf: try fixture(Self.mwk + "Model/MappingModels/MWKCoreDataTestsV2ToV3.xcmappingmodel")))
+            NSMappingModel(
+                contentsOf: try fixture(Self.mwk + "Model/MappingModels/MWKCoreDataTestsV2ToV3.xcmappingmodel")))
         let manager = NSMigrationManager(sourceModel: v2, destinationModel: v3)
-        try manager.migrateStore(from: middle, type: NSSQLiteStoreType, mapping: mapping, to: final, type: NSSQLiteStoreType)
+        try manager.migrateStore(
+            from: middle, type: NSSQLiteStoreType, mapping: mapping, to: final, type: NSSQLiteStoreType)
         #expect(manager.migrationProgress == 1)
-        #expect(manager.sourceInstances(forEntityMappingName: "EmployeeToEmployee", destinationInstances: nil).count == 3)
+        #expect(
+            manager.sourceInstances(forEntityMappingName: "EmployeeToEmployee", destinationInstances: nil).count == 3)
         let coordinator = try StoreHarness.coordinator(model: v3, storeType: NSSQLiteStoreType, url: final)
         defer { StoreHarness.close(coordinator) }
-        #expect(try rows("Employee", ["firstName", "lastName", "dept"], StoreHarness.context(coordinator)) == [
-            "firstName=Adam lastName=Smith dept=nil", "firstName=Bob lastName=Johnson dept=nil",
-            "firstName=Carla lastName=Jones dept=nil",
-        ])
+        #expect(
+            try rows("Employee", ["firstName", "lastName", "dept"], StoreHarness.context(coordinator)) == [
+                "firstName=Adam lastName=Smith dept=nil", "firstName=Bob lastName=Johnson dept=nil",
+                "firstName=Carla lastName=Jones dept=nil",
+            ])
         #expect(try M.bytes(source) == before)
     }
 
@@ -183,11 +197,14 @@ struct MappingModelMigrationTests {
         try FileManager.default.copyItem(at: try fixture(Self.mwk + "Model/MWKCoreDataTests.xcdatamodeld"), to: bundle)
         let url = try copy(Self.mwk + "Stores/" + name, into: directory, as: name)
         let before = try Data(contentsOf: url)
-        let v3 = try NSManagedObjectModel.load(contentsOf: bundle.appendingPathComponent("MWKCoreDataTests3.xcdatamodel"))
+        let v3 = try NSManagedObjectModel.load(
+            contentsOf: bundle.appendingPathComponent("MWKCoreDataTests3.xcdatamodel"))
         let error = #expect(throws: OpenCoreDataError.self) {
             _ = try StoreHarness.coordinator(
                 model: v3, storeType: NSSQLiteStoreType, url: url,
-                options: [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true])
+                options: [
+                    NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
+                ])
         }
         #expect(error?.code == .inferredMappingModel && error?.entityName == "Employee")
         #expect(try Data(contentsOf: url) == before)
@@ -215,15 +232,22 @@ struct MappingModelMigrationTests {
         // Model 1 → 2: one Author per author name, linked to its books; users keep their books.
         let v2 = directory.file("Model2.sqlite")
         try NSMigrationManager(sourceModel: m1, destinationModel: m2).migrateStore(
-            from: source, type: NSSQLiteStoreType, mapping: try mapping("Model1_to_Model2"), to: v2, type: NSSQLiteStoreType)
+            from: source, type: NSSQLiteStoreType, mapping: try mapping("Model1_to_Model2"), to: v2,
+            type: NSSQLiteStoreType)
         var coordinator = try StoreHarness.coordinator(model: m2, storeType: NSSQLiteStoreType, url: v2)
         var context = StoreHarness.context(coordinator)
         let withAuthors = try rows("Book", ["title", "authors", "fileURL"], context)
-        #expect(withAuthors == books.map { row in
-            // "title=T authorName=A fileURL=F" → "title=T authors=[A] fileURL=F"
-            row.replacingOccurrences(of: #"authorName=(.*) fileURL="#, with: "authors=[$1] fileURL=", options: .regularExpression)
-        })
-        #expect(try rows("Author", ["name"], context) == ["name=Franz Kafka", "name=Thomas Bernhard", "name=Witold Gombrowicz"])
+        #expect(
+            withAuthors
+                == books.map { row in
+                    // "title=T authorName=A fileURL=F" → "title=T authors=[A] fileURL=F"
+                    row.replacingOccurrences(
+                        of: #"authorName=(.*) fileURL="#, with: "authors=[$1] fileURL=", options: .regularExpression)
+                })
+        #expect(
+            try rows("Author", ["name"], context) == [
+                "name=Franz Kafka", "name=Thomas Bernhard", "name=Witold Gombrowicz",
+            ])
         let kafka = try rows("Author", ["name", "books"], context).first { $0.hasPrefix("name=Franz Kafka") }
         #expect(kafka?.contains("Metamorphosis") == true && kafka?.contains("The Trial") == true)
         // The three users (userId 1 each, as Apple's store has them); one owns all four books.
@@ -239,18 +263,25 @@ struct MappingModelMigrationTests {
         let v3 = directory.file("Model3.sqlite")
         let manager = NSMigrationManager(sourceModel: m2, destinationModel: m3)
         try manager.migrateStore(
-            from: v2, type: NSSQLiteStoreType, mapping: try mapping("Model2_to_Model3_User"), to: v3, type: NSSQLiteStoreType)
+            from: v2, type: NSSQLiteStoreType, mapping: try mapping("Model2_to_Model3_User"), to: v3,
+            type: NSSQLiteStoreType)
         manager.reset()
         try manager.migrateStore(
-            from: v2, type: NSSQLiteStoreType, mapping: try mapping("Model2_to_Model3"), to: v3, type: NSSQLiteStoreType)
+            from: v2, type: NSSQLiteStoreType, mapping: try mapping("Model2_to_Model3"), to: v3, type: NSSQLiteStoreType
+        )
         coordinator = try StoreHarness.coordinator(model: m3, storeType: NSSQLiteStoreType, url: v3)
         defer { StoreHarness.close(coordinator) }
         context = StoreHarness.context(coordinator)
         #expect(try rows("User", ["userId"], context) == ["userId=1", "userId=1", "userId=1"])
-        #expect(try rows("Book", ["title", "authors"], context) == withAuthors.map {
-            $0.replacingOccurrences(of: #" fileURL=.*"#, with: "", options: .regularExpression)
-        })
-        #expect(try rows("Author", ["name"], context) == ["name=Franz Kafka", "name=Thomas Bernhard", "name=Witold Gombrowicz"])
+        #expect(
+            try rows("Book", ["title", "authors"], context)
+                == withAuthors.map {
+                    $0.replacingOccurrences(of: #" fileURL=.*"#, with: "", options: .regularExpression)
+                })
+        #expect(
+            try rows("Author", ["name"], context) == [
+                "name=Franz Kafka", "name=Thomas Bernhard", "name=Witold Gombrowicz",
+            ])
         let files = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "File"))
         #expect(files.count == 4)
         for file in files {
@@ -270,7 +301,8 @@ struct MappingModelMigrationTests {
         let root = "alemar11+CoreDataPlus/Tests/Resources/SampleModel/"
         let v2 = try model(root + "SampleModel.xcdatamodeld/SampleModel2.xcdatamodel")
         let v3 = try model(root + "SampleModel.xcdatamodeld/SampleModel3.xcdatamodel")
-        let mapping = try #require(NSMappingModel(contentsOf: try fixture(root + "MappingModels/V2toV3.xcmappingmodel")))
+        let mapping = try #require(
+            NSMappingModel(contentsOf: try fixture(root + "MappingModels/V2toV3.xcmappingmodel")))
         // CoreDataPlus puts its module name in at run time, as on Apple.
         for entityMapping in mapping.entityMappings {
             entityMapping.entityMigrationPolicyClassName = entityMapping.entityMigrationPolicyClassName?
@@ -283,9 +315,13 @@ struct MappingModelMigrationTests {
         var cars: [String: [String]] = [:]
         for entity in ["Car", "SportCar", "LuxuryCar"] {
             let extra = entity == "LuxuryCar" ? ["isLimitedEdition"] : []
-            cars[entity] = try rows(entity, ["numberPlate", "model", "markedForDeletionAsOf", "maker", "owner"] + extra, context)
+            cars[entity] = try rows(
+                entity, ["numberPlate", "model", "markedForDeletionAsOf", "maker", "owner"] + extra, context)
         }
-        let makers = Set(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).compactMap { $0.value(forKey: "maker") as? String })
+        let makers = Set(
+            try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).compactMap {
+                $0.value(forKey: "maker") as? String
+            })
         StoreHarness.close(reader)
         let before = try M.bytes(source)
         #expect(people.count == 20 && cars.values.map(\.count).reduce(0, +) == 125)
@@ -293,16 +329,20 @@ struct MappingModelMigrationTests {
 
         let destination = directory.file("V3.sqlite")
         let manager = NSMigrationManager(sourceModel: v2, destinationModel: v3)
-        try manager.migrateStore(from: source, type: NSSQLiteStoreType, mapping: mapping, to: destination, type: NSSQLiteStoreType)
+        try manager.migrateStore(
+            from: source, type: NSSQLiteStoreType, mapping: mapping, to: destination, type: NSSQLiteStoreType)
         let coordinator = try StoreHarness.coordinator(model: v3, storeType: NSSQLiteStoreType, url: destination)
         defer { StoreHarness.close(coordinator) }
         context = StoreHarness.context(coordinator)
         #expect(try rows("Person", ["firstName", "lastName", "updatedAt"], context) == people)
         for (entity, expected) in cars {
             let extra = entity == "LuxuryCar" ? ["isLimitedEdition"] : []
-            let migrated = try rows(entity, ["numberPlate", "model", "markedForDeletionAsOf", "createdBy", "owner"] + extra, context)
+            let migrated = try rows(
+                entity, ["numberPlate", "model", "markedForDeletionAsOf", "createdBy", "owner"] + extra, context)
             // `maker=FIAT` became `createdBy=FIAT` (the Maker's one attribute, its name).
-            #expect(migrated == expected.map { $0.replacingOccurrences(of: " maker=", with: " createdBy=") }.sorted(), "\(entity)")
+            #expect(
+                migrated == expected.map { $0.replacingOccurrences(of: " maker=", with: " createdBy=") }.sorted(),
+                "\(entity)")
         }
         #expect(try rows("Maker", ["name"], context) == makers.sorted().map { "name=\($0)" })
         // previousOwners is `[owner]` and Person.previousCars its inverse, as the mapping says.
@@ -311,5 +351,28 @@ struct MappingModelMigrationTests {
             #expect((car.value(forKey: "previousOwners") as? Set<NSManagedObject>) == Set([owner].compactMap { $0 }))
         }
         #expect(try M.bytes(source) == before)
+    }
+
+    @Test func automaticMigrationThatFailsLeavesTheStoreAsItWas() throws {
+        // CoreDataPlus's mapping beside its model names `REPLACE_AT_RUNTIME.V2to3MakerPolicy`, which
+        // the app rewrites at run time; opened as it is, the mapping is found first (as on Apple)
+        // and its policy class cannot be: the error names it and the mapping, the file is untouched.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let root = "alemar11+CoreDataPlus/Tests/Resources/SampleModel/"
+        let url = try copy(root + "Fixtures/SampleModel_V2.sqlite", into: directory, as: "Store.sqlite")
+        let before = try M.bytes(url)
+        let v3 = try model(root + "SampleModel.xcdatamodeld/SampleModel3.xcdatamodel")
+        let error = #expect(throws: OpenCoreDataError.self) {
+            _ = try StoreHarness.coordinator(
+                model: v3, storeType: NSSQLiteStoreType, url: url,
+                options: [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true])
+        }
+        #expect(error?.code == .migration)
+        #expect(error?.message.contains(#"entity mapping "CarToCar""#) == true)
+        #expect(error?.message.contains("REPLACE_AT_RUNTIME.V2to3MakerPolicy") == true)
+        #expect(error?.message.contains("V2toV3.xcmappingmodel") == true)
+        #expect(try M.bytes(url) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["Store.sqlite"])
     }
 }
