@@ -127,6 +127,9 @@ extension NSMigrationManager {
             migrationProgress = 1
         } catch {
             closeAll()
+            // Partial results are not kept: the contexts go with the failed migration.
+            sourceContext = nil
+            destinationContext = nil
             if fileBackedDestination {
                 try? destinationClass.destroyStore(at: writeURL, options: nil)
                 for suffix in ["-wal", "-shm", "-journal"] {
