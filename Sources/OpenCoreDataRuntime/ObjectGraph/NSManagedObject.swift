@@ -35,8 +35,8 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) package var _isFault = false
     @exclusivity(unchecked) package var _isInserted = false
     @exclusivity(unchecked) package var _isDeleted = false
-    /// The loader of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
-    @exclusivity(unchecked) package var _batchLoader: FetchBatchLoader?
+    /// The batch of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
+    @exclusivity(unchecked) package var _fetchBatch: FetchBatch?
     /// Counts changes made with change notifications (accessors, KVC, inverse maintenance), not
     /// `setPrimitiveValue`; the save re-runs `willSave()` on objects whose count moved (see
     /// `NSManagedObjectContext+Lifecycle.swift`).

@@ -432,8 +432,13 @@ final class SQLiteQuery {
             return op == .equalTo
                 ? "\(column) IS \(bind(.integer(pk)))" : "(\(column) != \(bind(.integer(pk))) OR \(column) IS NULL)"
         case .in:
-            guard let items = Self.collection(value) else { return nil }
-            let keys = items.map(key)
+            let keys: [Int64??]
+            if let ids = value as? [NSManagedObjectID] {  // a batched fetch's IDs: no cast per item
+                keys = ids.map { .some($0.primaryKey) }
+            } else {
+                guard let items = Self.collection(value) else { return nil }
+                keys = items.map(key)
+            }
             if keys.contains(where: { $0 == nil }) { return nil }
             let known = keys.compactMap { $0 ?? nil }
             if known.isEmpty { return "0" }
