@@ -361,6 +361,70 @@ struct RelationshipMigrationTests {
         #expect(try M.columns("Z_1PETS", at: url) == ["Z_1OWNERS", "Z_2PETS"])
     }
 
+    @Test func orderedOneToManyBecomingManyToManyKeepsItsOrderInTheJoinTable() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = pairModel("1", owner: .many("pets", ordered: true), pet: .one("owner"))
+        let links: Links = ["o1": ["p3", "p1", "p2"], "o2": ["p4"], "o3": [], "o4": ["p6", "p5"]]
+        let url = try pairStore(v1, owner: .many("pets", ordered: true), links: links, in: directory)
+        let v2 = pairModel("2", owner: .many("pets", ordered: true), pet: .many("owners", renamedFrom: "owner"))
+        let coordinator = try M.open(url, with: v2, sources: [v1])
+        defer { StoreHarness.close(coordinator) }
+        #expect(try self.links(StoreHarness.context(coordinator), "Owner", "pets") == links)
+        #expect(try M.columns("Z_1PETS", at: url) == ["Z_1OWNERS", "Z_2PETS", "Z_FOK_2PETS"])
+        #expect(try M.columns("ZPET", at: url) == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME"])
+    }
+
+    @Test func inverseLessToOneBecomingToManyUsesAJoinTable() throws {
+        // A to-many without an inverse is stored like a many-to-many pair (SQLiteSchema's documented
+        // choice): Z_1PETS (Z_1PETSINVERSE, Z_2PETS) here.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = pairModel("1", owner: .one("pet"), pet: nil)
+        let links: Links = ["o1": ["p1"], "o2": ["p1"], "o3": [], "o4": ["p2"]]
+        let url = try pairStore(v1, owner: .one("pet"), links: links, in: directory)
+        let v2 = pairModel("2", owner: .many("pets", renamedFrom: "pet"), pet: nil)
+        let coordinator = try M.open(url, with: v2, sources: [v1])
+        defer { StoreHarness.close(coordinator) }
+        #expect(try self.links(StoreHarness.context(coordinator), "Owner", "pets") == links)
+        #expect(try M.columns("Z_1PETS", at: url) == ["Z_1PETSINVERSE", "Z_2PETS"])
+        #expect(try M.columns("ZOWNER", at: url) == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME"])
+        try expectInsertsWork(coordinator, url: url, [("Owner", "ZOWNER")])
+    }
+
+    @Test func selfReferentialOneToManyBecomingManyToMany() throws {
+        // Person.boss ↔ Person.team becomes Person.bosses ↔ Person.team, both to-many. For a
+        // self-referential pair the side whose name sorts first names the join table: Z_1BOSSES.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        func model(_ version: String, bosses: Bool) -> NSManagedObjectModel {
+            let person = M.entity("Person", [M.attribute("name")])
+            let boss = NSRelationshipDescription(name: bosses ? "bosses" : "boss", destination: person, toMany: bosses)
+            boss.renamingIdentifier = bosses ? "boss" : nil
+            let team = NSRelationshipDescription(name: "team", destination: person, toMany: true)
+            boss.inverseRelationship = team
+            team.inverseRelationship = boss
+            person.properties += [boss, team]
+            return M.model(version, [person])
+        }
+        let v1 = model("1", bosses: false)
+        let url = try M.makeStore(v1, in: directory) { context in
+            let ann = insertObject("Person", ["name": "Ann"], into: context)
+            let bob = insertObject("Person", ["name": "Bob", "boss": ann], into: context)
+            insertObject("Person", ["name": "Cid", "boss": bob], into: context)
+            insertObject("Person", ["name": "Dan", "boss": ann], into: context)
+        }
+        let v2 = model("2", bosses: true)
+        let coordinator = try M.open(url, with: v2, sources: [v1])
+        defer { StoreHarness.close(coordinator) }
+        let context = StoreHarness.context(coordinator)
+        #expect(try self.links(context, "Person", "bosses") == ["Ann": [], "Bob": ["Ann"], "Cid": ["Bob"], "Dan": ["Ann"]])
+        #expect(try self.links(context, "Person", "team") == ["Ann": ["Bob", "Dan"], "Bob": ["Cid"], "Cid": [], "Dan": []])
+        #expect(try M.columns("ZPERSON", at: url) == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME"])
+        #expect(try tables(url).contains("Z_1BOSSES"))
+        try expectInsertsWork(coordinator, url: url, [("Person", "ZPERSON")])
+    }
+
     // MARK: Entity hierarchy
 
     /// Person(name).car → Car ↔ Car.drivers; v1: Vehicle(name){Car(seats), Truck(load)}, v2 as `carIsRoot` says.
@@ -544,6 +608,72 @@ struct RelationshipMigrationTests {
         #expect(try self.links(fresh, "Keeper", "favorite")["Cid"] == ["tom"])
         #expect(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Animal")).count == 4)
         #expect(try RawDatabase(url).rows("SELECT Z_PK, Z_ENT FROM ZANIMAL WHERE ZNAME = 'tom'").first.map { "\($0[0]!) \($0[1]!)" } == "4 2")
+    }
+
+    @Test func manyToManyBecomingToOneFillsTheDestinationEntityColumn() throws {
+        // Zoo.animals ↔ Animal.zoos (many-to-many) becomes Zoo.star (to-one) ↔ Animal.zoos (to-many).
+        // Animal has subentities, so ZZOO gets ZSTAR and Z1_STAR (the star's Z_ENT), FORMATS.md §1.3.
+        // Each zoo keeps the animal with the lowest Z_PK (OpenCoreData's rule, see above).
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = zooModel("1", cats: false)
+        let url = try M.makeStore(v1, in: directory) { context in
+            let blob = insertObject("Animal", ["name": "blob"], into: context)
+            let rex = insertObject("Dog", ["name": "rex"], into: context)
+            insertObject("Zoo", ["name": "north", "animals": Set([rex])], into: context)
+            insertObject("Zoo", ["name": "south", "animals": Set([rex, blob])], into: context)
+            insertObject("Zoo", ["name": "west"], into: context)
+        }
+        let pk = try keys("ZANIMAL", at: url)
+        let southStar = pk["blob"]! < pk["rex"]! ? "blob" : "rex"
+        let v2 = zooModel("2", cats: false)
+        let zoo = v2.entitiesByName["Zoo"]!
+        let animals = zoo.relationshipsByName["animals"]!
+        animals.name = "star"
+        animals.renamingIdentifier = "animals"
+        animals.maxCount = 1
+        let coordinator = try M.open(url, with: v2, sources: [v1])
+        defer { StoreHarness.close(coordinator) }
+        let context = StoreHarness.context(coordinator)
+        #expect(try self.links(context, "Zoo", "star") == ["north": ["rex"], "south": [southStar], "west": []])
+        #expect(try M.columns("ZZOO", at: url) == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME", "ZSTAR", "Z1_STAR"])
+        let stars = try RawDatabase(url).rows("SELECT z.ZNAME, z.Z1_STAR, a.Z_ENT FROM ZZOO z LEFT JOIN ZANIMAL a ON a.Z_PK = z.ZSTAR ORDER BY z.ZNAME")
+        #expect(stars.map { "\($0[0]!) \($0[1] ?? "nil") \($0[2] ?? "nil")" } == ["north 2 2", "south \(southStar == "rex" ? 2 : 1) \(southStar == "rex" ? 2 : 1)", "west nil nil"])
+        #expect(!(try tables(url)).contains("Z_1ZOOS"))
+    }
+
+    @Test func entityMovingToAnotherParentInItsHierarchyKeepsItsRows() throws {
+        // v1: Animal{Dog, Mammal}; v2: Animal{Mammal{Dog}}. Numbers stay contiguous (Animal 1,
+        // Dog 2, Mammal 3), so no row changes: Z_PRIMARYKEY gets Dog's new parent, and a Mammal
+        // fetch now includes dogs.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        func model(_ version: String, nested: Bool) -> NSManagedObjectModel {
+            let animal = M.entity("Animal", [M.attribute("name")])
+            let dog = M.entity("Dog", [M.attribute("breed")])
+            let mammal = M.entity("Mammal", [M.attribute("fur", .booleanAttributeType)])
+            if nested {
+                mammal.subentities = [dog]
+                animal.subentities = [mammal]
+            } else {
+                animal.subentities = [dog, mammal]
+            }
+            return M.model(version, [animal, dog, mammal])
+        }
+        let v1 = model("1", nested: false)
+        let url = try M.makeStore(v1, in: directory) { context in
+            insertObject("Dog", ["name": "rex", "breed": "pug"], into: context)
+            insertObject("Mammal", ["name": "cow", "fur": true], into: context)
+            insertObject("Animal", ["name": "blob"], into: context)
+        }
+        let coordinator = try M.open(url, with: model("2", nested: true), sources: [v1])
+        defer { StoreHarness.close(coordinator) }
+        let context = StoreHarness.context(coordinator)
+        let mammals = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Mammal"))
+        #expect(mammals.compactMap { $0.value(forKey: "name") as? String }.sorted() == ["cow", "rex"])
+        #expect(try M.rows("Dog", context, sortedBy: "name").map { $0["breed"] as? String } == ["pug"])
+        #expect(try primaryKeyRows(url) == ["1 Animal 0 3", "2 Dog 3 0", "3 Mammal 1 0"])
+        try expectInsertsWork(coordinator, url: url, [("Dog", "ZANIMAL")])
     }
 
     // MARK: Failure safety and deferred clean-up

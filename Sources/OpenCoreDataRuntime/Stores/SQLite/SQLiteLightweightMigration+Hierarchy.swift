@@ -208,17 +208,18 @@ extension SQLiteLightweightMigration {
                 guard case .toOne(let target, let entityColumn?) = slot.kind, property.entity === entity,
                     let targetTable = newSchema.table(for: target)
                 else { continue }
-                let stale =
-                    everything || rewritten.contains(ObjectIdentifier(property))
-                    || sourceProperty[ObjectIdentifier(property)].flatMap { oldColumns[ObjectIdentifier($0)]?.entity } == nil
-                guard stale else { continue }
+                // An added relationship has no values yet; a kept one whose column is new needs it filled.
+                let old = sourceProperty[ObjectIdentifier(property)]
+                let columnIsNew = old != nil && old.flatMap { oldColumns[ObjectIdentifier($0)]?.entity } == nil
+                guard everything || rewritten.contains(ObjectIdentifier(property)) || columnIsNew else { continue }
                 stepEntity = entity.name
                 let table = mapping.table.name
                 let column = mapping.table.columns[slot.column].name
                 let range = mapping.subentityRange
+                let entityName = mapping.table.columns[entityColumn].name
                 try execute(
                     connection,
-                    "UPDATE \(table) SET \(mapping.table.columns[entityColumn].name) = (SELECT t.Z_ENT FROM \(targetTable.name) AS t WHERE t.Z_PK = \(table).\(column)) WHERE Z_ENT >= \(range.lowerBound) AND Z_ENT <= \(range.upperBound)"
+                    "UPDATE \(table) SET \(entityName) = (SELECT t.Z_ENT FROM \(targetTable.name) AS t WHERE t.Z_PK = \(table).\(column)) WHERE (\(column) IS NOT NULL OR \(entityName) IS NOT NULL) AND Z_ENT >= \(range.lowerBound) AND Z_ENT <= \(range.upperBound)"
                 )
             }
         }
