@@ -676,6 +676,28 @@ struct RelationshipMigrationTests {
         try expectInsertsWork(coordinator, url: url, [("Dog", "ZANIMAL")])
     }
 
+    @Test func attributeMovedUpToANewParentKeepsItsValues() throws {
+        // Apple: "create a new parent or child entity and move properties up and down the entity
+        // hierarchy". v1 Car(name, seats) root; v2 Vehicle(seats){Car(name)}: seats now belongs to
+        // Vehicle and keeps every car's value.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = M.model("1", [M.entity("Car", [M.attribute("name"), M.attribute("seats", .integer16AttributeType)])])
+        let url = try M.makeStore(v1, in: directory) { context in
+            insertObject("Car", ["name": "beetle", "seats": Int16(4)], into: context)
+            insertObject("Car", ["name": "mini", "seats": Int16(2)], into: context)
+        }
+        let vehicle = M.entity("Vehicle", [M.attribute("seats", .integer16AttributeType)])
+        let car = M.entity("Car", [M.attribute("name")])
+        vehicle.subentities = [car]
+        let coordinator = try M.open(url, with: M.model("2", [car, vehicle]), sources: [v1])
+        defer { StoreHarness.close(coordinator) }
+        let context = StoreHarness.context(coordinator)
+        #expect(try M.rows("Car", context, sortedBy: "name").map { "\($0["name"]!) \($0["seats"]!)" } == ["beetle 4", "mini 2"])
+        // ZCAR became ZVEHICLE in place: same columns, nothing rewritten.
+        #expect(try M.columns("ZVEHICLE", at: url) == ["Z_PK", "Z_ENT", "Z_OPT", "ZSEATS", "ZNAME"])
+    }
+
     // MARK: Failure safety and deferred clean-up
 
     @Test func failureAfterRelationshipAndHierarchyStepsLeavesTheStoreUntouched() throws {
@@ -750,5 +772,53 @@ struct RelationshipMigrationTests {
         #expect(try M.columns("ZPET", at: url) == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME"])
         let after = try self.links(StoreHarness.context(coordinator), "Owner", "pets")
         #expect(after == ["o1": ["p1", "p2"], "o2": ["p3"], "o3": ["p1", "p7"], "o4": ["p4"]])
+    }
+}
+
+/// Relationship storage changes on a large store. A manual measurement (debug build), off unless
+/// `OCD_MIGRATION_BENCH` is set: `OCD_MIGRATION_BENCH=1 swift test --skip-build --filter RelationshipMigrationMeasurement`.
+@Suite("Migration: relationship changes, measured")
+struct RelationshipMigrationMeasurement {
+    private func model(_ version: String, manyToMany: Bool, toOne: Bool = false) -> NSManagedObjectModel {
+        let owner = M.entity("Owner", [M.attribute("name")])
+        let pet = M.entity("Pet", [M.attribute("name")])
+        let pets = NSRelationshipDescription(name: toOne ? "pet" : "pets", destination: pet, toMany: !toOne)
+        pets.renamingIdentifier = toOne ? "pets" : nil
+        let back = NSRelationshipDescription(name: manyToMany ? "owners" : "owner", destination: owner, toMany: manyToMany)
+        back.renamingIdentifier = manyToMany ? "owner" : nil
+        pets.inverseRelationship = back
+        back.inverseRelationship = pets
+        owner.properties += [pets]
+        pet.properties += [back]
+        return M.model(version, [owner, pet])
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["OCD_MIGRATION_BENCH"] != nil))
+    func measure() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = model("1", manyToMany: false)
+        let base = try M.makeStore(v1, in: directory, name: "Base.sqlite") { _ in }
+        let raw = try RawDatabase(base, readOnly: false)
+        let (owners, pets) = (200_000, 600_000)
+        _ = try raw.rows("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(owners)) INSERT INTO ZOWNER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT i, 1, 1, 'o' || i FROM n")
+        _ = try raw.rows("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(pets)) INSERT INTO ZPET (Z_PK, Z_ENT, Z_OPT, ZNAME, ZOWNER) SELECT i, 2, 1, 'p' || i, CASE WHEN i % 7 = 0 THEN NULL ELSE 1 + i % \(owners) END FROM n")
+        _ = try raw.rows("UPDATE Z_PRIMARYKEY SET Z_MAX = CASE Z_ENT WHEN 1 THEN \(owners) ELSE \(pets) END")
+        _ = try raw.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        let linked = try raw.rows("SELECT COUNT(*) FROM ZPET WHERE ZOWNER IS NOT NULL")[0][0] as? Int64
+        print("MEASURE \(owners) owners, \(pets) pets, \(linked ?? 0) links")
+        for (label, v2, joinRows) in [
+            ("one-to-many -> many-to-many", model("2", manyToMany: true), linked),
+            ("one-to-many -> one-to-one", model("2", manyToMany: false, toOne: true), nil),
+        ] {
+            let url = directory.file(label.replacingOccurrences(of: " ", with: "_") + ".sqlite")
+            try FileManager.default.copyItem(at: base, to: url)
+            let start = Date()
+            let coordinator = try M.open(url, with: v2, sources: [v1])
+            let elapsed = Date().timeIntervalSince(start)
+            StoreHarness.close(coordinator)
+            print("MEASURE \(label): \(String(format: "%.3f", elapsed)) s")
+            if let joinRows { #expect(try RawDatabase(url).rows("SELECT COUNT(*) FROM Z_1PETS")[0][0] as? Int64 == joinRows) }
+        }
     }
 }
