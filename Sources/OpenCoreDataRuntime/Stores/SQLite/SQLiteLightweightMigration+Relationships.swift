@@ -12,9 +12,10 @@ import Foundation
 // Join table ↔ join table changes (ordering, renames) are copied by `migrateJoinTables`.
 //
 // A to-many becoming to-one keeps one object: the first in the relationship's order when it was
-// ordered, else the one with the lowest primary key (the earliest saved). Apple's documentation
-// lists "changing a relationship from a to-one to a to-many … (and vice versa)" as inferable but
-// does not say which object survives; this rule is OpenCoreData's (docs/linux-differences.md).
+// ordered, else the one with the lowest primary key (the earliest saved). Apple's guide lists
+// "changing a relationship from a to-one to a to-many, or a non-ordered to-many to ordered (and
+// visa-versa)" as inferable; whether that covers to-many → to-one, and which object survives, is not
+// documented, so this rule is OpenCoreData's (docs/linux-differences.md).
 
 extension SQLiteLightweightMigration {
     /// A relationship pair read from the source layout, to be written to the destination layout.
