@@ -741,6 +741,35 @@ struct RelationshipMigrationTests {
         #expect(try M.rows("Dog", StoreHarness.context(zooCoordinator), sortedBy: "name").count == 2)
     }
 
+    @Test func joinTableLeftByADeferredMigrationIsNotResurrected() throws {
+        // many-to-many → one-to-many, deferred (Z_1PETS stays until finish), then back to
+        // many-to-many before finishing: the join table is made afresh from the foreign key.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = pairModel("1", owner: .many("pets"), pet: .many("owners"))
+        let url = try pairStore(v1, owner: .many("pets"), links: ["o1": ["p1", "p2"], "o2": ["p3"]], in: directory)
+        let v2 = pairModel("2", owner: .many("pets"), pet: .one("owner", renamedFrom: "owners"))
+        var options = M.options([v1])
+        options[NSPersistentStoreDeferredLightweightMigrationOptionKey] = true
+        do {
+            let coordinator = try M.open(url, with: v2, sources: [v1], options: options)
+            defer { StoreHarness.close(coordinator) }
+            #expect(try tables(url).contains("Z_1PETS"))
+            // Changed meanwhile: p1 moves to o2.
+            let context = StoreHarness.context(coordinator)
+            let p1 = try #require(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Pet")).first { $0.value(forKey: "name") as? String == "p1" })
+            let o2 = try #require(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner")).first { $0.value(forKey: "name") as? String == "o2" })
+            p1.setValue(o2, forKey: "owner")
+            try context.save()
+        }
+        let v3 = pairModel("3", owner: .many("pets"), pet: .many("owners", renamedFrom: "owner"))
+        options[OpenCoreDataMigrationSourceModelsOption] = [v1, v2]
+        let coordinator = try M.open(url, with: v3, sources: [v1, v2], options: options)
+        defer { StoreHarness.close(coordinator) }
+        #expect(try self.links(StoreHarness.context(coordinator), "Owner", "pets") == ["o1": ["p2"], "o2": ["p1", "p3"], "o3": [], "o4": []])
+        #expect(try RawDatabase(url).rows("SELECT COUNT(*) FROM Z_1PETS").first?.first as? Int64 == 3)
+    }
+
     @Test func deferredMigrationKeepsOldColumnsUntilFinishAndWorksMeanwhile() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

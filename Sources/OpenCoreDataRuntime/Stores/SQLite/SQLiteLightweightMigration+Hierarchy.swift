@@ -196,6 +196,15 @@ extension SQLiteLightweightMigration {
         return result
     }
 
+    /// Drops a table named like one the migration creates when the source layout has no such table:
+    /// one an earlier deferred migration left for `finishDeferredLightweightMigration()` (a removed
+    /// entity or relationship added again), whose rows must not come back.
+    func dropLeftoverTable(_ name: String, on connection: SQLiteConnection) throws {
+        let known = Set(oldSchema.tables.map(\.name) + oldSchema.joinTables.map(\.name))
+        guard !known.contains(name), try connection.tableExists(name) else { return }
+        try execute(connection, "DROP TABLE \(name)")
+    }
+
     /// Sets every destination-entity column (`Z<n>_<REL>`) that may be stale (entities renumbered or
     /// moved, the column new, or its relationship rewritten) from the Z_ENT of the row it points at.
     func refreshEntityColumns(rewritten: Set<ObjectIdentifier>, on connection: SQLiteConnection) throws {

@@ -254,6 +254,7 @@ final class SQLiteLightweightMigration {
             stepEntity = table.root.name
             guard let old = tableOrigins.continued[table.name] else {
                 step = "creating the table of an added entity"
+                try dropLeftoverTable(table.name, on: connection)
                 try execute(connection, SQLiteSchema.createStatement(table))
                 continue
             }
@@ -262,6 +263,7 @@ final class SQLiteLightweightMigration {
         step = "renaming tables of entities that moved"
         for (temporary, name) in copiedTables {
             stepEntity = name
+            try dropLeftoverTable(name, on: connection)
             if try connection.tableExists(name) { throw unsupported("table \(name) already exists", entity: name) }
             try execute(connection, "ALTER TABLE \(temporary) RENAME TO \(name)")
             deletedRowsIn.insert(name)
@@ -451,6 +453,7 @@ final class SQLiteLightweightMigration {
                 let old = oldSides[ObjectIdentifier(oldProperty)]
             else {
                 step = "creating the join table of an added relationship"
+                try dropLeftoverTable(side.join.name, on: connection)
                 try execute(connection, SQLiteSchema.createStatement(side.join))
                 continue
             }
