@@ -491,6 +491,46 @@ struct RelationshipMigrationTests {
         try expectInsertsWork(coordinator, url: url, [("Car", "ZCAR"), ("Truck", "ZVEHICLE"), ("Person", "ZPERSON")])
     }
 
+    @Test func hierarchySplitWhenItsRootIsRemovedKeepsEveryRowAndLink() throws {
+        // v1 Vehicle{Car, Truck} with Person.car → Car; v2 removes Vehicle: Car and Truck are roots.
+        // Neither continues ZVEHICLE (its root is gone and two tables draw from it), so both are new
+        // tables with their rows copied, and ZVEHICLE is dropped; deferred, it stays until finish.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let v1 = garageModel("1", carIsRoot: false)
+        let url = try M.makeStore(v1, in: directory) { context in
+            let beetle = insertObject("Car", ["name": "beetle", "seats": Int16(4)], into: context)
+            insertObject("Truck", ["name": "van", "load": 1.5], into: context)
+            insertObject("Vehicle", ["name": "cart"], into: context)
+            insertObject("Person", ["name": "Ann", "car": beetle], into: context)
+            insertObject("Person", ["name": "Bob"], into: context)
+        }
+        let person = M.entity("Person", [M.attribute("name")])
+        let car = M.entity("Car", [M.attribute("name"), M.attribute("seats", .integer16AttributeType)])
+        let truck = M.entity("Truck", [M.attribute("name"), M.attribute("load", .doubleAttributeType)])
+        let drives = NSRelationshipDescription(name: "car", destination: car, toMany: false)
+        let drivers = NSRelationshipDescription(name: "drivers", destination: person, toMany: true)
+        drives.inverseRelationship = drivers
+        drivers.inverseRelationship = drives
+        person.properties += [drives]
+        car.properties += [drivers]
+        let v2 = M.model("2", [person, car, truck])
+        var options = M.options([v1])
+        options[NSPersistentStoreDeferredLightweightMigrationOptionKey] = true
+        let coordinator = try M.open(url, with: v2, sources: [v1], options: options)
+        defer { StoreHarness.close(coordinator) }
+        let context = StoreHarness.context(coordinator)
+        #expect(try self.links(context, "Person", "car") == ["Ann": ["beetle"], "Bob": []])
+        #expect(try M.rows("Truck", context, sortedBy: "name").map { "\($0["name"]!) \($0["load"]!)" } == ["van 1.5"])
+        #expect(try M.rows("Car", context, sortedBy: "name").map { "\($0["name"]!) \($0["seats"]!)" } == ["beetle 4"])
+        #expect(try tables(url).isSuperset(of: ["ZCAR", "ZTRUCK", "ZVEHICLE"]))
+        #expect(try primaryKeyRows(url).map { $0.split(separator: " ").prefix(3).joined(separator: " ") } == ["1 Person 0", "3 Car 0", "4 Truck 0"])  // numbers kept: each hierarchy is contiguous
+        try expectInsertsWork(coordinator, url: url, [("Car", "ZCAR"), ("Truck", "ZTRUCK")])
+        try coordinator.finishDeferredLightweightMigration()
+        #expect(!(try tables(url)).contains("ZVEHICLE"))
+        #expect(try M.rows("Car", StoreHarness.context(coordinator), sortedBy: "name").count == 2)
+    }
+
     @Test func rootEntityGainingANewParentMovesIntoTheParentsTable() throws {
         // v1: Car(name) and Driver(name) roots, Driver.car ↔ Car.drivers. v2 adds Vehicle(wheels,
         // required, default 4) as Car's parent: ZCAR becomes ZVEHICLE in place (renamed, a column
