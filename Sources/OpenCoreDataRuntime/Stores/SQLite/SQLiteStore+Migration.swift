@@ -349,7 +349,7 @@ final class SQLiteLightweightMigration {
         let removedNumbers = numbersLeaving(old, continuedBy: table)
         var deleted = false
         if !removedNumbers.isEmpty {
-            step = "deleting the rows of removed subentities"
+            step = "deleting the rows of removed subentities and of entities that moved to another table"
             try execute(
                 connection,
                 "DELETE FROM \(old.name) WHERE Z_ENT IN (\(removedNumbers.map(String.init).joined(separator: ", ")))")
