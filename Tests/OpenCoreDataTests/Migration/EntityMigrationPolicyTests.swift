@@ -88,6 +88,22 @@ final class FailingPolicy: NSEntityMigrationPolicy {
     }
 }
 
+/// Seed 001's change in one custom migration: an Aircraft's `flightData` bytes move into a new
+/// `FlightData` instance linked as `flightDetails` (the seed does it with a staged migration).
+final class FlightDataPolicy: NSEntityMigrationPolicy {
+    override func createDestinationInstances(
+        forSource sInstance: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager
+    ) throws {
+        try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
+        guard let data = sInstance.value(forKey: "flightData") as? Data else { return }
+        let aircraft = try #require(
+            manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: [sInstance]).first)
+        let details = NSEntityDescription.insertNewObject(forEntityName: "FlightData", into: manager.destinationContext)
+        details.setValue(data, forKey: "data")
+        aircraft.setValue(details, forKey: "flightDetails")
+    }
+}
+
 /// Custom migrations with entity migration policies, on models built in code, with real rows.
 @Suite("Migration: NSEntityMigrationPolicy")
 struct EntityMigrationPolicyTests {
@@ -307,5 +323,62 @@ struct EntityMigrationPolicyTests {
         #expect(EntityMigrationPolicyClassRegistry.resolve("SplitFullNamePolicy") == SplitFullNamePolicy.self)
         #expect(EntityMigrationPolicyClassRegistry.resolve("OpenCoreDataTests.FailingPolicy") == FailingPolicy.self)
         #expect(EntityMigrationPolicyClassRegistry.resolve("NSManagedObject") == nil)
+    }
+
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func seedFlightDataMovesIntoItsOwnEntity(destinationType: String) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let aircraft = { (extra: [NSPropertyDescription]) in
+            M.entity("Aircraft", [M.attribute("tailNumber"), M.attribute("aircraftType")] + extra)
+        }
+        let v1 = M.model("1", [aircraft([M.attribute("flightData", .binaryDataAttributeType)])])
+        let plane = aircraft([])
+        let data = M.entity("FlightData", [M.attribute("data", .binaryDataAttributeType)])
+        let details = NSRelationshipDescription(name: "flightDetails", destination: data, toMany: false)
+        let owner = NSRelationshipDescription(name: "aircraft", destination: plane, toMany: false)
+        details.inverseRelationship = owner
+        owner.inverseRelationship = details
+        plane.properties += [details]
+        data.properties += [owner]
+        let v3 = M.model("3", [plane, data])
+        let sourceURL = try M.makeStore(v1, in: directory, name: "Aircraft.sqlite") { context in
+            insertObject(
+                "Aircraft", ["tailNumber": "N1", "aircraftType": "C172", "flightData": Data([1, 2, 3])], into: context)
+            insertObject(
+                "Aircraft", ["tailNumber": "N2", "aircraftType": "PA28", "flightData": Data([4, 5])], into: context)
+            insertObject("Aircraft", ["tailNumber": "N3", "aircraftType": "SR22"], into: context)
+        }
+        let entityMapping = NSEntityMapping()
+        entityMapping.name = "AircraftToAircraft"
+        entityMapping.mappingType = .customEntityMappingType
+        entityMapping.sourceEntityName = "Aircraft"
+        entityMapping.destinationEntityName = "Aircraft"
+        entityMapping.entityMigrationPolicyClassName = "OpenCoreDataTests.FlightDataPolicy"
+        entityMapping.attributeMappings = [
+            property("tailNumber", "$source.tailNumber"), property("aircraftType", "$source.aircraftType"),
+        ]
+        let mapping = NSMappingModel()
+        mapping.entityMappings = [entityMapping]
+        let destination = directory.file("Migrated.sqlite")
+        let manager = NSMigrationManager(sourceModel: v1, destinationModel: v3)
+        try manager.migrateStore(
+            from: sourceURL, type: NSSQLiteStoreType, mapping: mapping, to: destination, type: destinationType)
+        var coordinator: NSPersistentStoreCoordinator?
+        let context: NSManagedObjectContext
+        if destinationType == NSSQLiteStoreType {
+            coordinator = try StoreHarness.coordinator(model: v3, storeType: NSSQLiteStoreType, url: destination)
+            context = StoreHarness.context(coordinator!)
+        } else {
+            context = manager.destinationContext
+        }
+        defer { coordinator.map(StoreHarness.close) }
+        let planes = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Aircraft")).map { plane in
+            let bytes = (plane.value(forKey: "flightDetails") as? NSManagedObject)?.value(forKey: "data") as? Data
+            return
+                "\(plane.value(forKey: "tailNumber") ?? "nil") \(plane.value(forKey: "aircraftType") ?? "nil") \(bytes.map { Array($0) } ?? [])"
+        }.sorted()
+        #expect(planes == ["N1 C172 [1, 2, 3]", "N2 PA28 [4, 5]", "N3 SR22 []"])
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "FlightData")) == 2)
     }
 }
