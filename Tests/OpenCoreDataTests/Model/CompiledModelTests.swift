@@ -217,12 +217,16 @@ struct CompiledModelTests {
         #expect(differing == Self.knownHashMismatches[item.store] ?? [])
         #expect(try Data(contentsOf: url) == before)
 
-        // Transformable attributes name the app's transformers; reading needs one registered.
+        // Transformable attributes name the app's transformers; reading needs one registered
+        // (a pass-through one here, unregistered afterwards).
+        var registered: [NSValueTransformerName] = []
+        defer { for name in registered { ValueTransformer.setValueTransformer(nil, forName: name) } }
         for entity in model.entities {
             for attribute in entity.attributesByName.values {
                 if let name = attribute.valueTransformerName,
                    !ValueTransformer.valueTransformerNames().contains(NSValueTransformerName(name)) {
                     ValueTransformer.setValueTransformer(ValueTransformer(), forName: NSValueTransformerName(name))
+                    registered.append(NSValueTransformerName(name))
                 }
             }
         }
