@@ -153,6 +153,22 @@ struct CompiledModelTests {
         #expect(model.entityVersionHashesByName == info.versionHashes["SampleModel3"])
     }
 
+    /// `NSPersistentContainer(name:)` finds `<name>.momd` in a SwiftPM resource bundle beside the
+    /// executable (Linux's `Bundle.module` layout), as Apple's finds the compiled model in the app.
+    @Test func persistentContainerFindsACompiledModel() throws {
+        let executableDirectory = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
+        let name = "CompiledLookup\(UUID().uuidString.replacingOccurrences(of: "-", with: ""))"
+        let resources = executableDirectory.appendingPathComponent("\(name).resources")
+        try FileManager.default.createDirectory(at: resources, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: resources) }
+        let source = Corpus.repo("\(CorpusCompiledModel.sampleModel3)/Fixtures/SampleModel3.momd")
+        try FileManager.default.copyItem(at: source, to: resources.appendingPathComponent("\(name).momd"))
+        let container = NSPersistentContainer(name: name)
+        #expect(container.managedObjectModel.entities.compactMap(\.name) == ["User"])
+        #expect(container.managedObjectModel.entityVersionHashesByName
+            == (try CompiledModelReader.versionInfo(ofBundle: source))?.versionHashes["SampleModel3"])
+    }
+
     /// Validation predicates, fetch request templates (with their predicates) and fetch indexes
     /// come out of the archive as objects that work.
     @Test func archivedPredicatesAndTemplatesWork() throws {
