@@ -509,13 +509,7 @@ struct CompiledModelBuilder {
     // MARK: Helpers
 
     private func userInfo(_ object: Object, key: String) throws -> [AnyHashable: Any]? {
-        guard let dictionary = try object.dictionary(key) else { return nil }
-        var result: [AnyHashable: Any] = [:]
-        for (entryKey, value) in dictionary.entries {
-            guard let hashable = entryKey as? AnyHashable else { continue }
-            result[hashable] = value
-        }
-        return result
+        try object.dictionary(key)?.userInfo
     }
 
     private mutating func note(unknownKeysOf object: Object, known: Set<String>, in context: String) {

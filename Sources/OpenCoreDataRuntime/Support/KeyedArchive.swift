@@ -137,6 +137,13 @@ package struct KeyedArchive {
     package struct Dictionary {
         package var entries: [(key: Any, value: Any)]
 
+        /// The entries whose keys are hashable, as a `userInfo` dictionary (later duplicates ignored).
+        package var userInfo: [AnyHashable: Any] {
+            var result: [AnyHashable: Any] = [:]
+            for (key, value) in entries { if let key = key as? AnyHashable, result[key] == nil { result[key] = value } }
+            return result
+        }
+
         /// The entries whose keys are strings, as a Swift dictionary (later duplicates ignored).
         package var stringKeyed: [String: Any] {
             var result: [String: Any] = [:]
