@@ -35,6 +35,10 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) package var _isFault = false
     @exclusivity(unchecked) package var _isInserted = false
     @exclusivity(unchecked) package var _isDeleted = false
+    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime). Declared with the
+    /// other flags: Swift lays out stored properties in order, and one more padded word would put
+    /// every object in a 16-byte larger allocation.
+    package var _didAwakeFromInsert = false
     /// The batch of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
     @exclusivity(unchecked) package var _fetchBatch: FetchBatch?
     /// Counts changes made with change notifications (accessors, KVC, inverse maintenance), not
@@ -44,8 +48,6 @@ open class NSManagedObject: NSObject {
     /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
     /// default `validateValue(_:forKey:)` finds it without a lookup by name.
     @exclusivity(unchecked) package var _validationSlot = -1
-    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
-    package var _didAwakeFromInsert = false
 
     // MARK: Creating
 
