@@ -22,7 +22,7 @@ extension NSMappingModel {
     /// they are looked up in the folders above the file); their entity version hashes fill in
     /// ``NSEntityMapping/sourceEntityVersionHash`` and ``NSEntityMapping/destinationEntityVersionHash``.
     ///
-    /// - Note: Linux: compiled mapping models (`.cdm`) are not read yet (the initializer returns nil).
+    /// Compiled mapping models (`.cdm`, a keyed archive of `NSMappingModel`) are read too.
     ///
     /// Related Core Data documentation: [init(contentsOf:)](https://developer.apple.com/documentation/coredata/nsmappingmodel/init(contentsof:))
     public convenience init?(contentsOf url: URL?) {
@@ -35,8 +35,8 @@ extension NSMappingModel {
     /// The mapping model in `bundles` (the main bundle when `nil`) whose entity mappings match the
     /// entities of `sourceModel` and `destinationModel` by version hash; `nil` if none does.
     ///
-    /// - Note: Linux: a bundle's resources are searched for `.xcmappingmodel` directories (two
-    ///   folder levels down); compiled `.cdm` files are not read yet.
+    /// - Note: Linux: a bundle's resources are searched for `.cdm` files and `.xcmappingmodel`
+    ///   directories two folder levels down (`Bundle(url:)` on Linux takes any folder).
     ///
     /// Related Core Data documentation: [init(from:forSourceModel:destinationModel:)](https://developer.apple.com/documentation/coredata/nsmappingmodel/init(from:forsourcemodel:destinationmodel:))
     public convenience init?(
@@ -68,7 +68,8 @@ extension NSMappingModel {
         return nil
     }
 
-    /// `.xcmappingmodel` directories in `directory`, `depth` folder levels down, sorted by path.
+    /// `.xcmappingmodel` directories and `.cdm` files in `directory`, `depth` folder levels down,
+    /// sorted by path.
     private static func _mappingFiles(in directory: URL, depth: Int) -> [URL] {
         let manager = FileManager.default
         guard let children = try? manager.contentsOfDirectory(atPath: directory.path) else { return [] }
@@ -76,7 +77,7 @@ extension NSMappingModel {
         for child in children.sorted() {
             let url = directory.appendingPathComponent(child)
             let lower = child.lowercased()
-            if lower.hasSuffix(".xcmappingmodel") {
+            if lower.hasSuffix(".xcmappingmodel") || lower.hasSuffix(".cdm") {
                 result.append(url)
             } else if depth > 0, !lower.hasPrefix("."), !lower.hasSuffix(".xcdatamodeld"),
                 !lower.hasSuffix(".xcdatamodel")
@@ -110,11 +111,10 @@ extension NSMappingModel {
         return sourceModel.entities.allSatisfy { $0.isAbstract || mapped.contains($0.name ?? "") }
     }
 
-    /// Reads an `.xcmappingmodel` (throws with the reason; the public initializer returns nil).
+    /// Reads an `.xcmappingmodel` or a `.cdm` (throws with the reason; the public initializer returns nil).
     package static func _load(contentsOf url: URL) throws -> NSMappingModel {
         if url.pathExtension.lowercased() == "cdm" {
-            // A compiled mapping model is a keyed archive of NSMappingModel; decoding it is not wired here yet.
-            throw OpenCoreDataError(.migration, "compiled mapping models (.cdm) are not read yet", url: url)
+            return try compiledMappingModel(from: try Data(contentsOf: url), url: url)
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -148,19 +148,20 @@ extension NSMappingModel {
             entityMapping.entityMigrationPolicyClassName = row.string("migrationpolicyclassname")
             entityMapping._autogeneratesExpressions = row.bool("autogenerateexpression")
             if let data = row.data("userinfodata") {
-                // Keys and values as Swift values (`String`, not `NSString`), so `userInfo["key"]` finds them.
-                entityMapping.userInfo = try (ArchivedExpression.object(from: data) as? NSDictionary)?.reduce(into: [:])
-                {
-                    guard let key = PredicateValues.normalize($1.key) as? AnyHashable else { return }
-                    $0[key] = PredicateValues.normalize($1.value)
+                let archive = try KeyedArchive(data: data, url: xml, what: "mapping model user info")
+                guard let dictionary = try archive.topValue() as? KeyedArchive.Dictionary else {
+                    throw archive.error("holds no dictionary")
                 }
+                entityMapping.userInfo = dictionary.userInfo
             }
             func propertyMappings(_ relationship: String) throws -> [NSPropertyMapping] {
                 try row.references(relationship).compactMap { rows.objects[$0] }.map { propertyRow in
                     let propertyMapping = NSPropertyMapping()
                     propertyMapping.name = propertyRow.string("name")
                     if let data = propertyRow.data("valueexpressiondata") {
-                        propertyMapping.valueExpression = try ArchivedExpression.expression(from: data)
+                        let archive = try KeyedArchive(data: data, url: xml, what: "mapping model value expression")
+                        propertyMapping.valueExpression = try ArchivedPredicateDecoder(archive: archive)
+                            .expression(try archive.topObject())
                     } else if let mappingName = propertyRow.string("sourcemappingname") {
                         let keyPath = propertyRow.string("sourcekeypath") ?? "$source.\(propertyMapping.name ?? "")"
                         propertyMapping.valueExpression = NSExpression(

@@ -216,6 +216,10 @@ extension NSMigrationManager {
         }
         let value = try _evaluate(
             expression, source: nil, destination: nil, mapping: mapping, propertyMapping: nil, policy: policy)
+        // A bare fetch request (what a compiled `.cdm` keeps of Xcode's FETCH) is fetched in the source.
+        if let request = value as? NSFetchRequest<any NSFetchRequestResult> {
+            return try sourceContext.fetch(request).compactMap { $0 as? NSManagedObject }
+        }
         return MigrationValues.managedObjects(in: value)
     }
 

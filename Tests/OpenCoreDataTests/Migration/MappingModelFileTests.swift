@@ -64,6 +64,22 @@ struct MappingModelFileTests {
         #expect(mapping.entityMappingsByName["Maker"]?.sourceEntityVersionHash == nil)
     }
 
+    @Test(.enabled(if: Corpus.isPresent))
+    func compiledMappingReadsLikeTheXcodeFileItWasCompiledFrom() throws {
+        let base = "alemar11+CoreDataPlus/Tests/Resources/SampleModel/"
+        let cdm = try #require(NSMappingModel(contentsOf: Corpus.repo(base + "Fixtures/V2toV3.cdm")))
+        let xml = try #require(NSMappingModel(contentsOf: try fixture(base + "MappingModels/V2toV3.xcmappingmodel")))
+        // The .cdm decoder keeps only the fetch request of Xcode's FETCH(…, $manager.sourceContext, NO).
+        let unwrapped = Self.lines(xml).map {
+            $0.replacingOccurrences(
+                of: #"^source: FETCH\((.*), \$manager\.sourceContext, 0\)$"#, with: "source: $1", options: .regularExpression)
+        }
+        #expect(Self.lines(cdm) == unwrapped)
+        #expect(cdm.entityMappings.map(\.sourceEntityVersionHash) == xml.entityMappings.map(\.sourceEntityVersionHash))
+        #expect(
+            cdm.entityMappings.map(\.destinationEntityVersionHash) == xml.entityMappings.map(\.destinationEntityVersionHash))
+    }
+
     @Test func bookMigrationMappingsLoadWithPolicyAndUserInfo() throws {
         let root = "hwaxxer+BookMigration/BookMigration/"
         let first = try #require(NSMappingModel(contentsOf: try fixture(root + "Model1_to_Model2.xcmappingmodel")))
@@ -162,7 +178,7 @@ struct MappingModelFileTests {
         defer { directory.remove() }
         #expect(NSMappingModel(contentsOf: nil) == nil)
         #expect(NSMappingModel(contentsOf: directory.file("Missing.xcmappingmodel")) == nil)
-        // A compiled mapping model is not read yet.
+        // A compiled mapping model that is not an archive.
         let cdm = directory.file("V2toV3.cdm")
         try Data("not an archive".utf8).write(to: cdm)
         #expect(NSMappingModel(contentsOf: cdm) == nil)

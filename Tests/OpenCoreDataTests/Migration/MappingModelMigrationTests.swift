@@ -295,14 +295,18 @@ struct MappingModelMigrationTests {
 
     // MARK: CoreDataPlus
 
-    @Test func coreDataPlusVersion2ReachesVersion3WithMakers() throws {
+    @Test(arguments: ["MappingModels/V2toV3.xcmappingmodel", "Fixtures/V2toV3.cdm"])
+    func coreDataPlusVersion2ReachesVersion3WithMakers(_ mappingFile: String) throws {
+        // The .cdm (what Xcode compiled from the .xcmappingmodel) is read from the corpus itself.
+        guard mappingFile.hasSuffix("xcmappingmodel") || Corpus.isPresent else { return }
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let root = "alemar11+CoreDataPlus/Tests/Resources/SampleModel/"
         let v2 = try model(root + "SampleModel.xcdatamodeld/SampleModel2.xcdatamodel")
         let v3 = try model(root + "SampleModel.xcdatamodeld/SampleModel3.xcdatamodel")
-        let mapping = try #require(
-            NSMappingModel(contentsOf: try fixture(root + "MappingModels/V2toV3.xcmappingmodel")))
+        let mappingURL =
+            mappingFile.hasSuffix("cdm") ? Corpus.repo(root + mappingFile) : try fixture(root + mappingFile)
+        let mapping = try #require(NSMappingModel(contentsOf: mappingURL))
         // CoreDataPlus puts its module name in at run time, as on Apple.
         for entityMapping in mapping.entityMappings {
             entityMapping.entityMigrationPolicyClassName = entityMapping.entityMigrationPolicyClassName?
