@@ -86,7 +86,7 @@ package enum XcodeModelReader {
             place += ":\(line)"
             if let column, column > 0 { place += ":\(column)" }
         }
-        return OpenCoreDataError(.persistentStoreOpen, "\(place): \(message)", url: url)
+        return OpenCoreDataError(.fileReadCorruptFile, "\(place): \(message)", url: url)
     }
 }
 
