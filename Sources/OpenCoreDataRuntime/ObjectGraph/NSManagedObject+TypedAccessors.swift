@@ -18,7 +18,6 @@ extension NSManagedObject {
         let raw = _values[slot]
         didAccessValue(forKey: key.name)
         guard let raw else { return nil }
-        if let exact = raw as? T { return exact }
         return ValueConversion.convert(raw, to: T.self)
     }
 

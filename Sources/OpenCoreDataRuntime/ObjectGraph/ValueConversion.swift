@@ -83,8 +83,32 @@ package enum ValueConversion {
     /// `value` as `T`, converting numbers and bridging to `NSNumber` as needed.
     @inline(__always)
     package static func convert<T>(_ value: Any?, to: T.Type) -> T? {
+        if let value, let exact = exactly(value, as: T.self) { return exact }
         if let exact = value as? T { return exact }
         return convertSlow(value, to: T.self)
+    }
+
+    /// `value` if its dynamic type is exactly `T` and `T` is stored inline in an `Any`, else `nil`
+    /// (no answer: the caller tries `as?` next).
+    ///
+    /// The runtime's general cast (`as?` from `Any`) looks through optionals, existentials, classes
+    /// and bridging: about 250 instructions for an `Int64`, paid for every attribute a save binds or
+    /// an accessor reads. An `Any` is an opaque existential container, whose layout is part of Swift's
+    /// stable ABI (docs/ABI/TypeLayout.rst, "Existential Container Layout"): a three-word value buffer
+    /// and then the type's metadata pointer; a value of at most three words, word-aligned and bitwise
+    /// takable (the scalars, `Date`, `String`) is stored inline at the start of the buffer. So when
+    /// the metadata pointer is `T`'s, the value can be loaded in place.
+    @inline(__always)
+    package static func exactly<T>(_ value: Any, as type: T.Type) -> T? {
+        guard MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size, MemoryLayout<T>.alignment <= MemoryLayout<Int>.alignment,
+            MemoryLayout<T>.size > 0, InlineStorage.isInline(T.self)
+        else { return nil }
+        return withUnsafePointer(to: value) { container in
+            let raw = UnsafeRawPointer(container)
+            let metadata = raw.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer.self)
+            guard metadata == unsafeBitCast(T.self as Any.Type, to: UnsafeRawPointer.self) else { return nil }
+            return raw.load(as: T.self)
+        }
     }
 
     private static func convertSlow<T>(_ value: Any?, to: T.Type) -> T? {
@@ -261,3 +285,14 @@ extension UUID: _ManagedEmptyValue { public static var _ocdEmpty: UUID { UUID(uu
 extension Set: _ManagedEmptyValue { public static var _ocdEmpty: Set<Element> { [] } }
 extension Array: _ManagedEmptyValue { public static var _ocdEmpty: [Element] { [] } }
 extension NSNumber: _ManagedEmptyValue { public static var _ocdEmpty: Self { NSNumber(value: 0) as! Self } }
+
+/// The types ``ValueConversion/exactly(_:as:)`` loads in place: known to be bitwise takable, so an
+/// `Any` stores them inline (a type with a weak reference, say, is not, and would be boxed).
+private enum InlineStorage {
+    @inline(__always)
+    static func isInline<T>(_ type: T.Type) -> Bool {
+        T.self == Int64.self || T.self == Int.self || T.self == Int32.self || T.self == Int16.self
+            || T.self == Double.self || T.self == Float.self || T.self == Bool.self || T.self == Date.self
+            || T.self == String.self
+    }
+}
