@@ -37,6 +37,7 @@ struct XcodeModelBuilder {
         var entityByName: [String: NSEntityDescription] = [:]
         var elementByEntity: [ObjectIdentifier: XcodeModelXML] = [:]
         var pending: [PendingRelationship] = []
+        var pendingFetched: [(property: NSFetchedPropertyDescription, info: XcodeFetchedPropertyInfo, entity: String, line: Int)] = []
 
         for element in root.children(named: "entity") {
             guard let name = element["name"], !name.isEmpty else { throw fail("<entity> has no name", element) }
@@ -59,7 +60,13 @@ struct XcodeModelBuilder {
                     properties.append(relationship)
                     pending.append(item)
                 case "fetchedProperty":
-                    info.fetchedPropertiesByEntity[name, default: []].append(try fetchedProperty(from: child, entityName: name))
+                    let fetchedInfo = try fetchedProperty(from: child, entityName: name)
+                    info.fetchedPropertiesByEntity[name, default: []].append(fetchedInfo)
+                    let fetched = NSFetchedPropertyDescription()
+                    fetched.name = fetchedInfo.name
+                    readCommonProperty(child, into: fetched)
+                    properties.append(fetched)
+                    pendingFetched.append((fetched, fetchedInfo, name, child.line))
                 case "userInfo":
                     entity.userInfo = userInfo(from: child)
                 case "uniquenessConstraints":
@@ -76,7 +83,7 @@ struct XcodeModelBuilder {
                     info.unrecognizedElements.append("line \(child.line): <\(child.name)> in entity \(name)")
                     continue
                 }
-                if let property = properties.last, child.name == "attribute" || child.name == "relationship" {
+                if let property = properties.last, ["attribute", "relationship", "fetchedProperty"].contains(child.name) {
                     guard seen.insert(property.name).inserted else {
                         throw fail("duplicate property \(property.name)", child, entity: name)
                     }
@@ -138,6 +145,18 @@ struct XcodeModelBuilder {
                            line: item.line, entity: item.owner.name)
             }
             item.relationship.inverseRelationship = inverse
+        }
+
+        // Fetched properties' requests, once every entity they may name exists.
+        for item in pendingFetched {
+            guard let request = item.info.fetchRequest else {
+                throw fail("fetched property \(item.info.name) has no <fetchRequest>", line: item.line, entity: item.entity)
+            }
+            // A predicate that does not parse (MomXML's test model has `predicateString="predicate"`)
+            // does not stop the model from loading: reading the property throws it instead.
+            item.property.fetchRequest = try model.fetchRequest(
+                from: request, url: url, line: item.line, owner: "entity \(item.entity): fetched property \(item.info.name)",
+                onBadPredicate: { item.property._predicateError = $0 })
         }
 
         for configuration in root.children(named: "configuration") {

@@ -46,6 +46,8 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) package var _validationSlot = -1
     /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
     package var _didAwakeFromInsert = false
+    /// Cached values of fetched properties by name (see `NSManagedObject+FetchedProperties.swift`).
+    package var _fetchedPropertyValues: [String: [Any]]?
 
     // MARK: Creating
 

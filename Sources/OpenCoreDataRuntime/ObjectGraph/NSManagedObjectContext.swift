@@ -292,6 +292,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             for slot in object._changedSlots { values[slot] = object._values[slot] }
             object._values = values
             object._snapshot = node.slotValues
+            object._dropFetchedPropertyValues()
             object._version = Int64(node.version)
             object.awake(fromSnapshotEvents: .refresh)
             return

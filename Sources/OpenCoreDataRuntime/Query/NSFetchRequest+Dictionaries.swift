@@ -135,7 +135,7 @@ package enum FetchDictionaryResults {
         let groupBy = try (request.propertiesToGroupBy ?? []).map { try column($0, entity: entity) }
         let fetched =
             try request.propertiesToFetch.map { try $0.map { try column($0, entity: entity) } }
-            ?? entity.properties.filter { !(($0 as? NSRelationshipDescription)?.isToMany ?? false) }.map {
+            ?? entity.layout.properties.filter { !(($0 as? NSRelationshipDescription)?.isToMany ?? false) }.map {
                 try column($0.name, entity: entity)
             }
         let aggregating = fetched.contains { $0.function != nil }
