@@ -90,13 +90,16 @@ struct XcodeModelBuilder {
                 }
             }
             entity.properties = properties
-            entity.indexes = (info.fetchIndexesByEntity[name] ?? []).compactMap { fetchIndexDescription($0, properties) }
             entities.append(entity)
             entityByName[name] = entity
             elementByEntity[ObjectIdentifier(entity)] = element
         }
 
         try resolveComposites(info.composites, entities: entities)
+        // Fetch indexes once composites have their elements (an element may be indexed: `colorScheme.primary`).
+        for entity in entities {
+            entity.indexes = (info.fetchIndexesByEntity[entity.name ?? ""] ?? []).compactMap { fetchIndexDescription($0, entity.ownProperties) }
+        }
 
         // Inheritance: subentities in file order; setting `subentities` sets each child's superentity.
         var childrenByParent: [ObjectIdentifier: [NSEntityDescription]] = [:]
@@ -303,7 +306,7 @@ struct XcodeModelBuilder {
     {
         var elements: [NSFetchIndexElementDescription] = []
         for item in info.elements {
-            guard let name = item.property, let property = properties.first(where: { $0.name == name }) else {
+            guard let name = item.property, let property = Self.indexedProperty(name, in: properties) else {
                 return nil
             }
             let element = NSFetchIndexElementDescription(
@@ -312,6 +315,20 @@ struct XcodeModelBuilder {
             elements.append(element)
         }
         return elements.isEmpty ? nil : NSFetchIndexDescription(name: info.name, elements: elements)
+    }
+
+    /// The property a fetch index element names: one of `properties`, or, for a namespaced key path
+    /// (`colorScheme.primary`; how Xcode writes one is not documented), a composite's element.
+    private static func indexedProperty(_ name: String, in properties: [NSPropertyDescription]) -> NSPropertyDescription? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard var current = properties.first(where: { $0.name == parts[0] }) else { return nil }
+        for part in parts.dropFirst() {
+            guard let next = (current as? NSCompositeAttributeDescription)?.elements.first(where: { $0.name == part }) else {
+                return nil
+            }
+            current = next
+        }
+        return current
     }
 
     private func fetchIndex(from element: XcodeModelXML) -> XcodeFetchIndexInfo {
