@@ -40,6 +40,9 @@ import Foundation
 ///   fetch, so the store can run the rest of the predicate in SQL.
 ///
 /// Related Core Data documentation: [NSFetchedPropertyDescription](https://developer.apple.com/documentation/coredata/nsfetchedpropertydescription)
+///
+/// `@unchecked Sendable` invariant: as for ``NSPropertyDescription``, mutated only while its model is
+/// built and read-only once a coordinator uses the model.
 open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Sendable {
     /// The fetch request that produces the property's value.
     ///
