@@ -62,7 +62,8 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
     }
 
     open override var description: String {
-        super.description + ", fetchRequest \(fetchRequest.map { "\($0.entityName ?? "?") where \($0.predicate?.predicateFormat ?? "TRUEPREDICATE")" } ?? "nil")"
+        let request = fetchRequest.map { "\($0.entityName ?? "?") where \($0.predicate?.predicateFormat ?? "TRUEPREDICATE")" }
+        return super.description + ", fetchRequest \(request ?? "nil")"
     }
 
     // MARK: Model checks
@@ -80,13 +81,17 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
         for entity in model.entities {
             for case let fetched as NSFetchedPropertyDescription in entity.ownProperties
             where fetched._destinationEntity(in: model) == nil {
-                let what = fetched.fetchRequest.map { "its fetch request names no entity of the model (\($0.entityName ?? "no entity name"))" }
-                    ?? "it has no fetch request"
-                throw OpenCoreDataError(
-                    .persistentStoreIncompatibleSchema, "fetched property \(entity.name ?? "?").\(fetched.name): \(what)",
-                    entityName: entity.name, key: fetched.name)
+                throw fetched._noDestinationError(entityName: entity.name, objectID: nil)
             }
         }
+    }
+
+    private func _noDestinationError(entityName: String?, objectID: NSManagedObjectID?) -> OpenCoreDataError {
+        let what = fetchRequest.map { "its fetch request names no entity of the model (\($0.entityName ?? "no entity name"))" }
+            ?? "it has no fetch request"
+        return OpenCoreDataError(
+            .persistentStoreIncompatibleSchema, "fetched property \(entityName ?? "?").\(name): \(what)",
+            entityName: entityName, key: name, objectID: objectID)
     }
 
     // MARK: The request for one object
@@ -95,10 +100,7 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
     /// `$FETCH_SOURCE` and `$FETCHED_PROPERTY` bound, and key paths on them resolved to constants.
     package func _request(for source: NSManagedObject, model: NSManagedObjectModel) throws -> NSFetchRequest<any NSFetchRequestResult> {
         guard let template = fetchRequest, let entity = _destinationEntity(in: model) else {
-            throw OpenCoreDataError(
-                .persistentStoreIncompatibleSchema,
-                "fetched property \(source.entity.name ?? "?").\(name): \(fetchRequest == nil ? "it has no fetch request" : "its fetch request names no entity of the model")",
-                entityName: source.entity.name, key: name, objectID: source.objectID)
+            throw _noDestinationError(entityName: source.entity.name, objectID: source.objectID)
         }
         if let error = _predicateError { throw error }
         let request = NSFetchRequest<any NSFetchRequestResult>()
@@ -119,31 +121,38 @@ enum FetchedPropertyVariables {
     static func resolvingConstantKeyPaths(in predicate: NSPredicate, property: NSFetchedPropertyDescription) -> NSPredicate {
         switch predicate {
         case let comparison as NSComparisonPredicate:
+            let left = resolve(comparison.leftExpression, property)
+            let right = resolve(comparison.rightExpression, property)
+            if left === comparison.leftExpression, right === comparison.rightExpression { return comparison }
             return NSComparisonPredicate(
-                leftExpression: resolve(comparison.leftExpression, property),
-                rightExpression: resolve(comparison.rightExpression, property),
+                leftExpression: left, rightExpression: right,
                 modifier: comparison.comparisonPredicateModifier, type: comparison.predicateOperatorType,
                 options: comparison.options)
         case let compound as NSCompoundPredicate:
-            return NSCompoundPredicate(
-                type: compound.compoundPredicateType,
-                subpredicates: compound.subpredicates.compactMap { ($0 as? NSPredicate).map { resolvingConstantKeyPaths(in: $0, property: property) } })
+            let parts = compound.subpredicates.compactMap { $0 as? NSPredicate }
+            let resolved = parts.map { resolvingConstantKeyPaths(in: $0, property: property) }
+            if zip(resolved, parts).allSatisfy({ $0 === $1 }) { return compound }
+            return NSCompoundPredicate(type: compound.compoundPredicateType, subpredicates: resolved)
         default:
             return predicate
         }
     }
 
+    /// `expression` with constant-operand key paths resolved; the same instance when there are none.
     private static func resolve(_ expression: NSExpression, _ property: NSFetchedPropertyDescription) -> NSExpression {
         switch expression._node {
         case .keyPath(let operand?, let path):
             let base = resolve(operand, property)
-            guard case .constant(let value) = base._node else { return NSExpression(_node: .keyPath(operand: base, path: path)) }
-            return NSExpression(forConstantValue: self.value(of: value, keyPath: path))
+            if case .constant(let value) = base._node { return NSExpression(forConstantValue: self.value(of: value, keyPath: path)) }
+            return base === operand ? expression : NSExpression(_node: .keyPath(operand: base, path: path))
         case .function(let name, let operand, let arguments):
-            return NSExpression(_node: .function(name: name, operand: operand.map { resolve($0, property) },
-                                                 arguments: arguments.map { resolve($0, property) }))
+            let newOperand = operand.map { resolve($0, property) }
+            let newArguments = arguments.map { resolve($0, property) }
+            if newOperand === operand, zip(newArguments, arguments).allSatisfy({ $0 === $1 }) { return expression }
+            return NSExpression(_node: .function(name: name, operand: newOperand, arguments: newArguments))
         case .aggregate(let items):
-            return NSExpression(_node: .aggregate(items.map { resolve($0, property) }))
+            let newItems = items.map { resolve($0, property) }
+            return zip(newItems, items).allSatisfy({ $0 === $1 }) ? expression : NSExpression(_node: .aggregate(newItems))
         default:
             return expression
         }

@@ -97,6 +97,14 @@ struct FetchedPropertyTests {
             // The variables' key paths are constants before the fetch, so the store can run it in SQL.
             let property = try #require(playlist.entity.propertiesByName["taggedSongs"] as? NSFetchedPropertyDescription)
             #expect(try property._request(for: playlist, model: store.model).predicate?.predicateFormat == #"tag == "live""#)
+            // In compound predicates and on both variables too; other parts are left as they are.
+            let compound = NSFetchRequest<any NSFetchRequestResult>(entityName: "Song")
+            compound.predicate = NSPredicate(
+                format: "genre == $FETCH_SOURCE.genre AND (tag == $FETCHED_PROPERTY.userInfo.tag OR title == $FETCHED_PROPERTY.name) AND title != nil")
+            let both = NSFetchedPropertyDescription(name: "both", fetchRequest: compound)
+            both.userInfo = ["tag": "live"]
+            #expect(try both._request(for: playlist, model: store.model).predicate
+                == NSPredicate(format: "genre == 'rock' AND (tag == 'live' OR title == 'both') AND title != nil"))
             // Through a `@ManagedProperty` declared as an array of the destination class.
             #expect(typed.songsOfGenre?.compactMap { $0.value(forKey: "title") as? String } == ["A", "B"])
             // Key paths through the property, as KVC collects them.
