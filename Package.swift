@@ -24,8 +24,9 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The runtime: model, object graph, queries, coordination, stores.
-        .target(name: "OpenCoreDataRuntime", dependencies: ["CSQLite"]),
+        .target(name: "OpenCoreDataRuntime", dependencies: ["CSQLite", "CZlib"]),
         .macro(
             name: "OpenCoreDataMacros",
             dependencies: [

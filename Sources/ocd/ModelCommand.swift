@@ -8,7 +8,7 @@ struct ModelCommand: ParsableCommand {
         commandName: "model",
         abstract: "Print a model: entities, attributes, relationships, version hashes and the model's checksum.")
 
-    @Argument(help: "A .xcdatamodeld bundle (its current version), a .xcdatamodel directory or its contents file.")
+    @Argument(help: "A .xcdatamodeld bundle (its current version), a .xcdatamodel directory or its contents file, or a compiled .momd (its current version) or .mom.")
     var path: String
 
     func run() throws {

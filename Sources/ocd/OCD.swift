@@ -38,9 +38,9 @@ enum ModelFile {
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw ToolError("\(path): no such file or directory")
         }
-        if !isDirectory.boolValue, url.lastPathComponent != "contents", url.pathExtension != "xml" {
+        if !isDirectory.boolValue, url.lastPathComponent != "contents", url.pathExtension != "xml", url.pathExtension != "mom" {
             throw ToolError(
-                "\(path): not a Core Data model (expected a .xcdatamodeld bundle, a .xcdatamodel directory or its contents file)")
+                "\(path): not a Core Data model (expected a .xcdatamodeld bundle, a .xcdatamodel directory or its contents file, or a compiled .momd or .mom)")
         }
         do {
             return try NSManagedObjectModel.load(contentsOf: url)

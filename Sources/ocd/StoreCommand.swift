@@ -3,8 +3,9 @@ import Foundation
 import OpenCoreDataRuntime
 
 /// `ocd store <path> [--model <path>]`: metadata, entities with row counts, a sample of objects, and
-/// whether the store fits a model. Works on a scratch copy, so the store (and its `-wal`) is never
-/// touched: opening a WAL store in place would checkpoint it.
+/// whether the store fits a model. Without `--model`, the model Core Data cached in the store
+/// (`Z_MODELCACHE`) is printed and used instead, when there is one. Works on a scratch copy, so the
+/// store (and its `-wal`) is never touched: opening a WAL store in place would checkpoint it.
 struct StoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
@@ -13,10 +14,10 @@ struct StoreCommand: ParsableCommand {
     @Argument(help: "A Core Data SQLite store (its -wal and -shm companions are read too).")
     var path: String
 
-    @Option(name: .long, help: "A model (.xcdatamodeld, .xcdatamodel or contents) to check the store against and read objects with.")
+    @Option(name: .long, help: "A model (.xcdatamodeld, .xcdatamodel, contents, .momd or .mom) to check the store against and read objects with; without it, the model cached in the store (Z_MODELCACHE) is used.")
     var model: String?
 
-    @Option(name: .long, help: "How many objects of each entity to print (with --model).")
+    @Option(name: .long, help: "How many objects of each entity to print.")
     var sample: Int = 3
 
     func run() throws {
@@ -46,7 +47,23 @@ struct StoreCommand: ParsableCommand {
         out += StorePrinter.metadata(metadata)
         out += try StorePrinter.entities(raw)
         out += try StorePrinter.tables(raw)
-        if let loadedModel, let modelPath = model {
+        var readingModel = loadedModel
+        var modelLabel = model
+        if loadedModel == nil {
+            do {
+                if let cached = try NSManagedObjectModel.cachedModel(ofStoreAt: copy) {
+                    out += StorePrinter.cachedModel(cached)
+                    StorePrinter.registerPassThroughTransformers(for: cached)
+                    readingModel = cached
+                    modelLabel = "Z_MODELCACHE (the model cached in the store)"
+                } else {
+                    out += "\nmodel cache (Z_MODELCACHE): none in this store\n"
+                }
+            } catch {
+                out += "\nmodel cache (Z_MODELCACHE): unreadable: \(ToolError(error, path: path).replacing(copy.path, with: path))\n"
+            }
+        }
+        if let loadedModel = readingModel, let modelPath = modelLabel {
             let compatible = StorePrinter.compatibility(metadata, loadedModel, modelPath: modelPath, into: &out)
             if compatible {
                 out += try StorePrinter.sample(copy, model: loadedModel, limit: sample)
@@ -68,6 +85,39 @@ extension ToolError {
 
 /// The sections `ocd store` prints.
 enum StorePrinter {
+    /// The entities of the model cached in the store: name, parent, version hash, properties.
+    static func cachedModel(_ model: NSManagedObjectModel) -> String {
+        var out = "\nmodel cache (Z_MODELCACHE): \(model.entities.count) entities\n"
+        let hashes = model.entityVersionHashesByName
+        for entity in model.sortedEntities {
+            let name = entity.name ?? "?"
+            var flags: [String] = []
+            if entity.isAbstract { flags.append("abstract") }
+            if let parent = entity.superentity?.name { flags.append("parent \(parent)") }
+            out += "  entity \(name)\(flags.isEmpty ? "" : " (\(flags.joined(separator: ", ")))")"
+            out += " versionHash \(hashes[name]?.base64EncodedString() ?? "-")\n"
+            let own = entity.ownProperties.sorted { $0.name < $1.name }
+            let attributes = own.compactMap { $0 as? NSAttributeDescription }.map { "\($0.name): \($0.attributeType.xcodeName)" }
+            let relationships = own.compactMap { $0 as? NSRelationshipDescription }
+                .map { "\($0.name) -> \($0.destinationEntity?.name ?? "?")\($0.isToMany ? " (to-many)" : "")" }
+            if !attributes.isEmpty { out += "    attributes: \(attributes.joined(separator: ", "))\n" }
+            if !relationships.isEmpty { out += "    relationships: \(relationships.joined(separator: ", "))\n" }
+        }
+        return out
+    }
+
+    /// The cached model names the app's value transformers, which this tool does not have: values of
+    /// transformable attributes are read as their stored bytes instead.
+    static func registerPassThroughTransformers(for model: NSManagedObjectModel) {
+        for entity in model.entities {
+            for attribute in entity.attributesByName.values {
+                guard let name = attribute.valueTransformerName.map({ NSValueTransformerName(rawValue: $0) }),
+                      !ValueTransformer.valueTransformerNames().contains(name) else { continue }
+                ValueTransformer.setValueTransformer(ValueTransformer(), forName: name)
+            }
+        }
+    }
+
     static func metadata(_ metadata: [String: Any]) -> String {
         var out = "\nmetadata:\n"
         for key in metadata.keys.sorted() {

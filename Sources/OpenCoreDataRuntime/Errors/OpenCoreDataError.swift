@@ -69,6 +69,9 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
         public static let inferredMappingModel = Code(rawValue: 134_190)
         public static let externalRecordImport = Code(rawValue: 134_200)
         public static let persistentHistoryTokenExpired = Code(rawValue: 134_301)
+        /// Foundation's `NSFileReadCorruptFileError`: a file (a compiled model, a store's model cache)
+        /// is not in the format it should be.
+        public static let fileReadCorruptFile = Code(rawValue: 259)
         /// Not one of Apple's codes: a predicate or expression format string did not parse.
         /// Apple raises `NSInvalidArgumentException` instead. Bridged as `coreDataError`'s domain
         /// with `NSFormattingError` (2048), the Cocoa code for malformed format strings.
@@ -103,7 +106,7 @@ public struct OpenCoreDataError: Error, CustomNSError, CustomStringConvertible, 
             134_150: "migrationManagerSourceStore", 134_160: "migrationManagerDestinationStore",
             134_170: "entityMigrationPolicy", 134_180: "sqlite", 134_190: "inferredMappingModel",
             134_200: "externalRecordImport", 134_301: "persistentHistoryTokenExpired",
-            2048: "invalidFormat", 1024: "unknownKey",
+            2048: "invalidFormat", 1024: "unknownKey", 259: "fileReadCorruptFile",
         ]
     }
 

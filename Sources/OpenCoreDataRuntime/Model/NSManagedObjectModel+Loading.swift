@@ -1,9 +1,10 @@
 import Foundation
 
 extension NSManagedObjectModel {
-    /// Loads a model from an Xcode model file: a `.xcdatamodeld` bundle (its current version), a
-    /// `.xcdatamodel` directory, or its `contents` XML file. Returns `nil` if the file is missing or
-    /// malformed; ``load(contentsOf:)`` says why.
+    /// Loads a model from a compiled model (a `.momd` bundle's current version, or a `.mom` file)
+    /// or an Xcode model file: a `.xcdatamodeld` bundle (its current version), a `.xcdatamodel`
+    /// directory, or its `contents` XML file. Returns `nil` if the file is missing or malformed;
+    /// ``load(contentsOf:)`` says why.
     ///
     /// ```swift
     /// let url = Bundle.module.url(forResource: "Moods", withExtension: "xcdatamodeld")!
@@ -14,24 +15,35 @@ extension NSManagedObjectModel {
     /// (`"NSManagedObject"` when absent).
     ///
     /// - Note: Linux: Apple loads the *compiled* model (`.momd`/`.mom`) that Xcode builds into the
-    ///   app; here the Xcode source model is read directly, since there is no model compiler. Compiled
-    ///   models and pre-Xcode-4 binary models (`elements`) are not supported and return `nil`.
+    ///   app. Both are read here, and so is the Xcode source model, since Linux has no model
+    ///   compiler. A `.momd`'s optimized `.omo` is ignored (the `.mom` beside it is read), fetched
+    ///   properties of compiled models are left out of their entities, and pre-Xcode-4 binary models
+    ///   (`elements`) are not supported and return `nil`.
     ///
     /// Related Core Data documentation: [init(contentsOf:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel/init(contentsof:))
     public convenience init?(contentsOf url: URL) {
         self.init()
         do {
-            try XcodeModelReader.load(contentsOf: url, into: self)
+            try Self._load(contentsOf: url, into: self)
         } catch {
             return nil
         }
     }
 
     /// Loads a model like ``init(contentsOf:)`` but throws an ``OpenCoreDataError`` that names the
-    /// file, and the line for malformed or inconsistent XML.
+    /// file, and the line for malformed or inconsistent XML (`fileReadCorruptFile`, 259, for a
+    /// compiled model that is not a model archive).
     package static func load(contentsOf url: URL) throws -> NSManagedObjectModel {
         let model = NSManagedObjectModel()
-        try XcodeModelReader.load(contentsOf: url, into: model)
+        try _load(contentsOf: url, into: model)
         return model
+    }
+
+    private static func _load(contentsOf url: URL, into model: NSManagedObjectModel) throws {
+        if CompiledModelReader.isCompiledModel(url) {
+            try CompiledModelReader.load(contentsOf: url, into: model)
+        } else {
+            try XcodeModelReader.load(contentsOf: url, into: model)
+        }
     }
 }

@@ -11,8 +11,8 @@ import FoundationXML
 /// line numbers, then `XcodeModelReader+Build.swift` turns the tree into an `NSManagedObjectModel`.
 /// Every error names the file, and the line when the problem is in the XML.
 ///
-/// Not supported: pre-Xcode-4 models (a binary `elements` archive instead of `contents`) and
-/// compiled `.mom`/`.momd` models; both give a clear error.
+/// Not supported: pre-Xcode-4 models (a binary `elements` archive instead of `contents`); it gives
+/// a clear error. Compiled `.mom`/`.momd` models are read by ``CompiledModelReader``.
 package enum XcodeModelReader {
     /// Finds the `contents` file a model URL stands for.
     package static func contentsURL(for url: URL) throws -> URL {
@@ -23,7 +23,7 @@ package enum XcodeModelReader {
         }
         let ext = url.pathExtension.lowercased()
         if ext == "mom" || ext == "momd" || ext == "omo" {
-            throw error("compiled models (.mom/.momd) are not supported on Linux; load the Xcode model source (.xcdatamodeld) instead", url: url)
+            throw error("compiled models are read by NSManagedObjectModel(contentsOf:), not as Xcode model files; an optimized .omo is not supported (load the .mom or .momd)", url: url)
         }
         guard isDirectory.boolValue else { return url }  // a bare `contents` (or other XML) file
 

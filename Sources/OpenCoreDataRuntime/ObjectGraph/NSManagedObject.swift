@@ -35,8 +35,12 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) package var _isFault = false
     @exclusivity(unchecked) package var _isInserted = false
     @exclusivity(unchecked) package var _isDeleted = false
-    /// The loader of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
-    @exclusivity(unchecked) package var _batchLoader: FetchBatchLoader?
+    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime). Declared with the
+    /// other flags: Swift lays out stored properties in order, and one more padded word would put
+    /// every object in a 16-byte larger allocation.
+    package var _didAwakeFromInsert = false
+    /// The batch of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
+    @exclusivity(unchecked) package var _fetchBatch: FetchBatch?
     /// Counts changes made with change notifications (accessors, KVC, inverse maintenance), not
     /// `setPrimitiveValue`; the save re-runs `willSave()` on objects whose count moved (see
     /// `NSManagedObjectContext+Lifecycle.swift`).
@@ -44,8 +48,6 @@ open class NSManagedObject: NSObject {
     /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
     /// default `validateValue(_:forKey:)` finds it without a lookup by name.
     @exclusivity(unchecked) package var _validationSlot = -1
-    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
-    package var _didAwakeFromInsert = false
     /// Cached values of fetched properties by name (see `NSManagedObject+FetchedProperties.swift`).
     package var _fetchedPropertyValues: [String: [Any]]?
 
@@ -392,25 +394,17 @@ package enum ManagedObjectList {
 /// override, so it cannot take the ID as a parameter) through a thread-local slot: the object is
 /// made on the calling thread, between `offer` and `withdraw`.
 enum FaultConstruction {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
+    private static let slot = ThreadLocalReference<NSManagedObjectID>()
 
-    static func offer(_ id: NSManagedObjectID) {
-        pthread_setspecific(key, Unmanaged.passUnretained(id).toOpaque())
-    }
+    static func offer(_ id: NSManagedObjectID) { slot.set(id) }
 
-    static func withdraw() { pthread_setspecific(key, nil) }
+    static func withdraw() { slot.set(nil) }
 
     /// The offered ID if it is one of `entity`'s (an object of another entity made inside an
     /// overriding initializer does not take it); taking it empties the slot.
     static func takeObjectID(for entity: NSEntityDescription) -> NSManagedObjectID? {
-        guard let raw = pthread_getspecific(key) else { return nil }
-        let id = Unmanaged<NSManagedObjectID>.fromOpaque(raw).takeUnretainedValue()
-        guard id.entity === entity else { return nil }
-        pthread_setspecific(key, nil)
+        guard let id = slot.value, id.entity === entity else { return nil }
+        slot.set(nil)
         return id
     }
 }

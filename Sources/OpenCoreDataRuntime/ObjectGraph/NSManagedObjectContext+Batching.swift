@@ -1,7 +1,7 @@
 import Foundation
 
 /// Loads the rows of a batched fetch (`fetchBatchSize` > 0) one batch at a time, when the first
-/// fault of a batch fires. Shared by the faults of one fetch.
+/// fault of a batch fires. Shared by the batches of one fetch.
 ///
 /// Only a window of recent batches keeps its values: when a batch loads, unchanged objects of
 /// batches older than ``window`` turn back into faults (they fire again, batch-wise, if read).
@@ -13,7 +13,6 @@ package final class FetchBatchLoader {
     private weak var context: NSManagedObjectContext?
     private let entity: NSEntityDescription
     private let ids: [NSManagedObjectID]
-    private let position: [NSManagedObjectID: Int]
     private let batchSize: Int
     /// How many loaded batches keep their values.
     package let window = 2
@@ -24,21 +23,19 @@ package final class FetchBatchLoader {
         self.entity = entity
         self.ids = ids
         self.batchSize = batchSize
-        var position: [NSManagedObjectID: Int] = [:]
-        position.reserveCapacity(ids.count)
-        for (index, id) in ids.enumerated() { position[id] = index }
-        self.position = position
     }
 
-    /// Loads the batch holding `object` in one fetch; returns false if it could not.
-    package func loadBatch(containing object: NSManagedObject) -> Bool {
-        guard let context, let index = position[object.objectID] else { return false }
-        let batch = index / batchSize
+    /// Loads batch `batch`, which holds `object`, in one fetch; returns false if it could not.
+    fileprivate func load(batch: Int, containing object: NSManagedObject) -> Bool {
+        guard let context else { return false }
         let batchIDs = Array(ids[(batch * batchSize)..<min(ids.count, (batch + 1) * batchSize)])
         let request = NSFetchRequest<any NSFetchRequestResult>()
         request.entity = entity
         request.includesSubentities = true
-        request.predicate = NSPredicate(format: "SELF IN %@", batchIDs)
+        // `SELF IN ids`, built directly: parsing a format with a 1,000-ID argument cost more than the rows.
+        request.predicate = NSComparisonPredicate(
+            leftExpression: .expressionForEvaluatedObject(), rightExpression: NSExpression(forConstantValue: batchIDs),
+            modifier: .direct, type: .in)
         request.returnsObjectsAsFaults = false
         request.includesPendingChanges = false
         guard let fetched = try? context._fetchWithoutPrefetching(request) else { return false }
@@ -55,6 +52,21 @@ package final class FetchBatchLoader {
     }
 }
 
+/// One batch of a batched fetch. The faults of a batch share it, so a firing fault finds its batch
+/// without a table of every row (a 1,000,000-row fetch used to build one).
+package final class FetchBatch {
+    private let loader: FetchBatchLoader
+    private let index: Int
+
+    init(loader: FetchBatchLoader, index: Int) {
+        self.loader = loader
+        self.index = index
+    }
+
+    /// Loads this batch, which holds `object`; returns false if it could not.
+    package func load(containing object: NSManagedObject) -> Bool { loader.load(batch: index, containing: object) }
+}
+
 extension NSManagedObjectContext {
     /// A batched fetch: the object IDs up front, faults that load in batches of `fetchBatchSize`.
     /// `nil` when the request does not qualify (pending changes for the entity are merged by a
@@ -69,11 +81,17 @@ extension NSManagedObjectContext {
         idRequest.fetchBatchSize = 0
         idRequest.relationshipKeyPathsForPrefetching = nil
         let ids = try _fetchWithoutPrefetching(idRequest).compactMap { $0 as? NSManagedObjectID }
-        let loader = FetchBatchLoader(context: self, entity: entity, ids: ids, batchSize: request.fetchBatchSize)
-        return ids.map { id in
+        let batchSize = request.fetchBatchSize
+        let loader = FetchBatchLoader(context: self, entity: entity, ids: ids, batchSize: batchSize)
+        var results: [Any] = []
+        results.reserveCapacity(ids.count)
+        var batch: FetchBatch?
+        for (index, id) in ids.enumerated() {
+            if index % batchSize == 0 { batch = FetchBatch(loader: loader, index: index / batchSize) }
             let object = self.object(with: id)
-            if object._isFault, object._snapshot == nil { object._batchLoader = loader }
-            return object
+            if object._isFault, object._snapshot == nil { object._fetchBatch = batch }
+            results.append(object)
         }
+        return results
     }
 }

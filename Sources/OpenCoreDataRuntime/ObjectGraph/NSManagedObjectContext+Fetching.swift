@@ -59,8 +59,8 @@ extension NSManagedObjectContext {
         if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
         try request.predicate?._ocdValidate(for: entity)
         for sort in request.sortDescriptors ?? [] { try sort._ocdValidate(for: entity) }
-        try FetchDictionaryResults.validate(request.erased(), entity: entity)
         let erased = request.erased()
+        try FetchDictionaryResults.validate(erased, entity: entity)
         if erased === request as AnyObject { 
             let copy = NSFetchRequest<any NSFetchRequestResult>()
             copy.copySettings(from: erased)

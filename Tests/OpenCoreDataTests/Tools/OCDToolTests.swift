@@ -156,6 +156,64 @@ struct OCDToolTests {
         #expect(result.output.contains("\nsample: not read (the model does not fit the store)\n"))
     }
 
+    /// Without `--model`, the model Core Data cached in the store is printed and reads the sample.
+    @Test func storeWithoutModelUsesTheModelCachedInTheStore() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.file("SampleModel_V1.sqlite")
+        try FileManager.default.copyItem(
+            at: ModelFixtures.url("alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite"), to: store)
+        let before = try Data(contentsOf: store)
+        let result = try Self.ocd("store", store.path, "--sample", "1")
+        #expect(result.status == 0, "\(result.error)")
+        let out = result.output
+        #expect(out.contains("\nmodel cache (Z_MODELCACHE): 4 entities\n"))
+        // The hashes Apple stored in the same file's metadata (printed above it).
+        #expect(out.contains("\n    Car: nlVVKQchWCING6zS+Ao9rUkZ90oyqovp7iKmp7QSbI8=\n"))
+        #expect(out.contains("\n  entity Car versionHash nlVVKQchWCING6zS+Ao9rUkZ90oyqovp7iKmp7QSbI8=\n"))
+        #expect(out.contains("\n  entity ExpensiveSportCar (parent SportCar) versionHash PcfjKxvkW1pMeVrJrz4dEKpyItPGmugFu+tECL3rpIA=\n    attributes: isLimitedEdition: Boolean\n"))
+        #expect(out.contains("\n    relationships: cars -> Car (to-many)\n"))
+        #expect(out.contains("\nmodel: Z_MODELCACHE (the model cached in the store)\ncompatible: yes\n"))
+        #expect(out.contains("\n  Person: 20 objects\n"))
+        #expect(out.contains("\n    Car p1 ") && out.contains(" maker=\"FIAT\" "))
+        #expect(try Data(contentsOf: store) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["SampleModel_V1.sqlite"])
+    }
+
+    /// Every corpus store without `--model`: the cached model is used where the store has one, and
+    /// fits it (except SampleModel2's derived-attribute hashes, see CompiledModelTests); stores
+    /// without a cache say so. `ocd model` prints a compiled model's hashes as Xcode's compiler did.
+    @Test(.enabled(if: Corpus.isPresent), arguments: CorpusStore.all)
+    func storeWithoutModelReadsTheCacheOfEveryCorpusStore(_ item: CorpusStore) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try Corpus.copyStore(item.store, to: directory.url)
+        let result = try Self.ocd("store", url.path)
+        #expect(result.status == 0, "\(result.error)")
+        let report = try Corpus.report(item.store)
+        if report.rowCounts["Z_MODELCACHE"] != nil {
+            #expect(result.output.contains("\nmodel cache (Z_MODELCACHE): \(report.versionHashes.count) entities\n"))
+            let fits = CompiledModelTests.knownHashMismatches[item.store] == nil
+            #expect(result.output.contains("\nmodel: Z_MODELCACHE (the model cached in the store)\ncompatible: \(fits ? "yes" : "no")\n"))
+            #expect(result.output.contains(fits ? "\nsample (up to 3 per entity):\n" : "\nsample: not read"))
+        } else {
+            #expect(result.output.contains("\nmodel cache (Z_MODELCACHE): none in this store\n"))
+            #expect(result.output.contains("\nsample: give --model to read objects\n"))
+        }
+    }
+
+    @Test(.enabled(if: Corpus.isPresent)) func modelPrintsACompiledModel() throws {
+        let bundle = Corpus.repo("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd")
+        let info = try #require(try CompiledModelReader.versionInfo(ofBundle: bundle))
+        for version in ["SampleModel3", "SampleModel3_v2", "SampleModel3_v3"] {
+            let result = try Self.ocd("model", bundle.appendingPathComponent(version + ".mom").path)
+            #expect(result.status == 0, "\(result.error)")
+            #expect(Self.hashes(in: result.output) == info.versionHashes[version]!.mapValues { $0.base64EncodedString() })
+            #expect(result.output.contains("\nversionChecksum: \(info.versionChecksums[version]!)\n"))
+        }
+        #expect(Self.hashes(in: try Self.ocd("model", bundle.path).output) == info.versionHashes["SampleModel3"]!.mapValues { $0.base64EncodedString() })
+    }
+
     /// For every corpus store (old framework versions included): the table row counts `ocd store`
     /// prints equal the corpus report's, and with its model every entity's objects are counted.
     @Test(.enabled(if: Corpus.isPresent), arguments: CorpusStore.all)

@@ -154,13 +154,13 @@ final class SQLiteQuery {
     private static func constant(_ expression: NSExpression) -> Any?? {
         switch expression.expressionType {
         case .constantValue:
-            return .some(ValueConversion.unwrap(expression.constantValue).flatMap { $0 is NSNull ? nil : $0 })
+            return .some(ValueConversion.unwrap(expression.constantValue).flatMap { ValueConversion.isNull($0) ? nil : $0 })
         case .aggregate:
             guard let items = expression.collection as? [NSExpression] else { return nil }
             var values: [Any] = []
             for item in items {
                 guard item.expressionType == .constantValue, let value = ValueConversion.unwrap(item.constantValue),
-                    !(value is NSNull)
+                    !ValueConversion.isNull(value)
                 else { return nil }
                 values.append(value)
             }
@@ -204,12 +204,10 @@ final class SQLiteQuery {
     /// relationship of the fetched entity: correlated subqueries over the destination rows.
     private func compileToManyComparison(_ predicate: NSComparisonPredicate) -> String? {
         let subject = predicate.leftExpression
-        guard subject.expressionType == .keyPath, Self.constant(predicate.rightExpression) != nil else {
-            return nil
-        }
+        guard subject.expressionType == .keyPath else { return nil }
         let parts = subject.keyPath.split(separator: ".", maxSplits: 1).map(String.init)
         guard parts.count == 2, let slot = mapping.entity.layout.indexByName[parts[0]],
-            let toMany = mapping.toMany[slot]
+            let toMany = mapping.toMany[slot], Self.constant(predicate.rightExpression) != nil
         else { return nil }
         let destination: NSEntityDescription
         let from: String
@@ -307,16 +305,17 @@ final class SQLiteQuery {
     private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
         // Decimals are stored as text and compare numerically only in memory; object IDs and
         // composites have no comparable column value; transformable columns hold transformer output.
-        guard ![.decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .transformableAttributeType,
-                .undefinedAttributeType].contains(type)
-        else { return nil }
+        switch type {
+        case .decimalAttributeType, .objectIDAttributeType, .compositeAttributeType, .transformableAttributeType,
+            .undefinedAttributeType:
+            return nil
         // Integer and boolean columns compare numerically with any number, as in memory: bind the number itself
         // rather than the attribute's type, which would truncate 30.5 to 30 or wrap 70000 in an Int16.
         // Booleans are stored as 0 and 1 and compare as those numbers in memory (`flag == 2` is false).
-        if [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType]
-            .contains(type)
-        {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType:
             return Self.number(value)
+        default:
+            break
         }
         // A string never equals a number in memory; SQLite would convert it, so leave it to memory.
         if value is String || value is NSString, type != .stringAttributeType, type != .URIAttributeType,
@@ -334,19 +333,14 @@ final class SQLiteQuery {
     /// A numeric constant as SQLite compares it: integral values as integers, others as reals;
     /// `nil` for anything that is not a number (strings, decimals), which memory then compares.
     private static func number(_ value: Any) -> SQLiteValue? {
-        switch value {
-        case let v as Double: return real(v)
-        case let v as Float: return real(Double(v))
-        case is Decimal, is String, is NSString: return nil
-        case let v as NSNumber:
-            let type = String(cString: v.objCType)
-            return type == "d" || type == "f" ? real(v.doubleValue) : .integer(v.int64Value)
-        default: return ValueConversion.int64(value).map { .integer($0) }
-        }
-        func real(_ v: Double) -> SQLiteValue? {
+        switch PredicateValues.number(value) {
+        case .integer(let v)?: return .integer(Int64(v))
+        case .double(let v)?:
             guard v.isFinite else { return nil }
             if v == v.rounded(), let exact = Int64(exactly: v) { return .integer(exact) }
             return .real(v)
+        // Beyond Int64 (SQLite's integers) and decimals: compared in memory.
+        case .unsigned?, .decimal?, nil: return nil
         }
     }
 
@@ -438,8 +432,13 @@ final class SQLiteQuery {
             return op == .equalTo
                 ? "\(column) IS \(bind(.integer(pk)))" : "(\(column) != \(bind(.integer(pk))) OR \(column) IS NULL)"
         case .in:
-            guard let items = Self.collection(value) else { return nil }
-            let keys = items.map(key)
+            let keys: [Int64??]
+            if let ids = value as? [NSManagedObjectID] {  // a batched fetch's IDs: no cast per item
+                keys = ids.map { .some($0.primaryKey) }
+            } else {
+                guard let items = Self.collection(value) else { return nil }
+                keys = items.map(key)
+            }
             if keys.contains(where: { $0 == nil }) { return nil }
             let known = keys.compactMap { $0 ?? nil }
             if known.isEmpty { return "0" }

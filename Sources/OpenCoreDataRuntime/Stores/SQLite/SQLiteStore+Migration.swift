@@ -11,10 +11,10 @@ import Foundation
 // transaction: on any failure the transaction rolls back and the file is as it was.
 //
 // Existing entities keep their `Z_ENT` numbers (join-table and polymorphic column names contain
-// them); added entities are numbered after the highest number in the store. Not done in place yet
-// (refused with 134110 before anything is written): moving an entity to another place in the
-// hierarchy, adding a subentity whose number would not be contiguous with its hierarchy's, and
-// changing how a relationship is stored (to-one ↔ to-many, one-to-many ↔ many-to-many).
+// them) when every hierarchy stays contiguous; added entities are numbered after the highest number
+// in the store. Entity hierarchy changes (renumbering, entities moving between tables) are in
+// `SQLiteLightweightMigration+Hierarchy.swift`; relationships whose storage changes (to-one ↔
+// to-many ↔ many-to-many, ordered ↔ unordered) in `SQLiteLightweightMigration+Relationships.swift`.
 
 extension SQLiteStore {
     /// Migrates the file open on `connection` from `stored` (the source model's layout) to the
@@ -101,11 +101,15 @@ final class SQLiteLightweightMigration {
     let storedNumbers: [String: Int64]
     let newNumbers: [String: Int64]
     /// Destination entity → the source entity it came from.
-    private let sourceEntity: [ObjectIdentifier: NSEntityDescription]
+    let sourceEntity: [ObjectIdentifier: NSEntityDescription]
     /// Destination property → the source property it came from.
-    private let sourceProperty: [ObjectIdentifier: NSPropertyDescription]
-    private let oldColumns: [ObjectIdentifier: Columns]
-    private let newColumns: [ObjectIdentifier: Columns]
+    let sourceProperty: [ObjectIdentifier: NSPropertyDescription]
+    let oldColumns: [ObjectIdentifier: Columns]
+    let newColumns: [ObjectIdentifier: Columns]
+    /// Where each destination table's rows come from (see `SQLiteLightweightMigration+Hierarchy.swift`).
+    var tableOrigins = TableOrigins()
+    /// Relationships whose storage changes, captured before the tables change (see `+Relationships.swift`).
+    var capturedRelationships: [CapturedRelationship] = []
     /// What the migration is doing, for error messages.
     var step = "planning"
     var stepEntity: String?
@@ -114,7 +118,7 @@ final class SQLiteLightweightMigration {
     /// Leave removed tables, columns and non-unique indexes for `finishDeferredLightweightMigration()`.
     var deferCleanup = false
     /// What was left: `"tables"` and `"indexes"` to drop (tables with extra columns are found again).
-    private(set) var deferred: [String: [String]] = [:]
+    var deferred: [String: [String]] = [:]
 
     init(stored: SQLiteStoredMetadata, plan: LightweightMigrationPlan, url: URL) throws {
         self.url = url
@@ -192,59 +196,15 @@ final class SQLiteLightweightMigration {
         }
         sourceEntity = sourceEntityMap
         sourceProperty = sourcePropertyMap
-        // Entity numbers: kept for existing entities, new ones after the highest in the store.
-        var newNumbers: [String: Int64] = [:]
-        var next = (stored.entityNumbers.values.max() ?? 0) + 1
-        for entity in SQLiteSchema.numberingOrder(destination.entities) {
-            if let origin = sourceEntityMap[ObjectIdentifier(entity)] {
-                newNumbers[entity.name ?? ""] = oldNumbers[origin.name ?? ""]
-            } else {
-                newNumbers[entity.name ?? ""] = next
-                next += 1
-            }
-        }
-        self.newNumbers = newNumbers
+        newNumbers = Self.destinationNumbers(
+            destination, sourceEntity: sourceEntityMap, oldNumbers: oldNumbers, stored: stored.entityNumbers)
         newSchema = SQLiteSchema(model: destination, numbers: newNumbers)
         oldColumns = Self.columnsByProperty(oldSchema)
         newColumns = Self.columnsByProperty(newSchema)
-        try checkSupported()
+        tableOrigins = try planTableOrigins()
     }
 
-    /// Refuses, before anything is written, the changes this in-place migration cannot make.
-    private func checkSupported() throws {
-        for entity in destination.entities {
-            let name = entity.name ?? "?"
-            if let origin = sourceEntity[ObjectIdentifier(entity)] {
-                let parent = entity.superentity.flatMap { sourceEntity[ObjectIdentifier($0)] }
-                if (entity.superentity == nil) != (origin.superentity == nil) || parent !== origin.superentity {
-                    throw unsupported("entity \(name) moves to another place in the entity hierarchy", entity: name)
-                }
-            }
-            if !entity.subentities.isEmpty {
-                let numbers = destination.entities.filter { $0.isKindOf(entity: entity) }
-                    .compactMap { newNumbers[$0.name ?? ""] }
-                if let low = numbers.min(), let high = numbers.max(), high - low + 1 != Int64(numbers.count) {
-                    throw unsupported(
-                        "a subentity added to the existing hierarchy of \(name) would not be numbered next to it",
-                        entity: name)
-                }
-            }
-            for property in entity.ownProperties {
-                guard let relationship = property as? NSRelationshipDescription,
-                    let old = sourceProperty[ObjectIdentifier(relationship)] as? NSRelationshipDescription
-                else { continue }
-                let manyToMany = relationship.isToMany && (relationship.inverseRelationship?.isToMany ?? true)
-                let oldManyToMany = old.isToMany && (old.inverseRelationship?.isToMany ?? true)
-                if relationship.isToMany != old.isToMany || manyToMany != oldManyToMany {
-                    throw unsupported(
-                        "relationship \(relationship.name) of \(name) changes between to-one, to-many and many-to-many",
-                        entity: name)
-                }
-            }
-        }
-    }
-
-    private func unsupported(_ what: String, entity: String) -> OpenCoreDataError {
+    func unsupported(_ what: String, entity: String) -> OpenCoreDataError {
         OpenCoreDataError(
             .migration,
             "cannot migrate in place: \(what); the SQLite store's lightweight migration does not support this change yet (the store is unchanged)",
@@ -274,11 +234,12 @@ final class SQLiteLightweightMigration {
     /// Runs every statement; the caller holds the transaction.
     func run(on connection: SQLiteConnection) throws {
         var deletedRowsIn: Set<String> = []
-        // 1. Tables of removed root entities.
-        let keptOldTables = Set(
-            newSchema.tables.compactMap { table in
-                sourceEntity[ObjectIdentifier(table.root)].flatMap { oldSchema.table(for: $0)?.name }
-            })
+        // 0. Before any table changes: relationships whose storage changes, and rows that move to a
+        // new table (SQLiteLightweightMigration+Relationships.swift, +Hierarchy.swift).
+        try captureRelationships(on: connection)
+        let copiedTables = try copyRowsIntoNewTables(on: connection)
+        // 1. Source tables no destination table continues.
+        let keptOldTables = Set(tableOrigins.continued.values.map(\.name))
         let newNames = Set(newSchema.tables.map(\.name) + newSchema.joinTables.map(\.name))
         for table in oldSchema.tables where !keptOldTables.contains(table.name) {
             if deferCleanup, !newNames.contains(table.name) {
@@ -289,19 +250,30 @@ final class SQLiteLightweightMigration {
             try execute(connection, "DROP TABLE IF EXISTS \(table.name)")
         }
         // 2. Entity tables.
-        for table in newSchema.tables {
+        for table in newSchema.tables where tableOrigins.copied[table.name] == nil {
             stepEntity = table.root.name
-            guard let origin = sourceEntity[ObjectIdentifier(table.root)], let old = oldSchema.table(for: origin) else {
+            guard let old = tableOrigins.continued[table.name] else {
                 step = "creating the table of an added entity"
+                try dropLeftoverTable(table.name, on: connection)
                 try execute(connection, SQLiteSchema.createStatement(table))
                 continue
             }
             if try migrateTable(table, from: old, on: connection) { deletedRowsIn.insert(table.name) }
         }
-        // 3. Join tables.
+        step = "renaming tables of entities that moved"
+        for (temporary, name) in copiedTables {
+            stepEntity = name
+            try dropLeftoverTable(name, on: connection)
+            if try connection.tableExists(name) { throw unsupported("table \(name) already exists", entity: name) }
+            try execute(connection, "ALTER TABLE \(temporary) RENAME TO \(name)")
+            deletedRowsIn.insert(name)
+        }
+        // 3. Join tables, then relationships whose storage changed.
         try migrateJoinTables(on: connection)
-        // 4. References to rows of removed subentities.
+        let rewritten = try writeCapturedRelationships(on: connection)
+        // 4. References to rows of removed subentities, or to rows that moved out of a destination's reach.
         if !deletedRowsIn.isEmpty { try clearDanglingReferences(to: deletedRowsIn, on: connection) }
+        try refreshEntityColumns(rewritten: rewritten, on: connection)
         // 5. Indexes, Z_PRIMARYKEY, Z_MODELCACHE.
         try reconcileIndexes(on: connection)
         try updatePrimaryKeyTable(on: connection)
@@ -373,18 +345,17 @@ final class SQLiteLightweightMigration {
                 }
             }
         }
-        let mappedSources = Set(sourceEntity.values.map(ObjectIdentifier.init))
-        let removedNumbers = oldSchema.entitiesInOrder.filter {
-            oldSchema.table(for: $0) === old && !mappedSources.contains(ObjectIdentifier($0))
-        }.compactMap { oldSchema.number(of: $0) }
+        // Rows of removed subentities and of entities that moved to another table (copied already).
+        let removedNumbers = numbersLeaving(old, continuedBy: table)
         var deleted = false
         if !removedNumbers.isEmpty {
-            step = "deleting the rows of removed subentities"
+            step = "deleting the rows of removed subentities and of entities that moved to another table"
             try execute(
                 connection,
                 "DELETE FROM \(old.name) WHERE Z_ENT IN (\(removedNumbers.map(String.init).joined(separator: ", ")))")
             deleted = true
         }
+        try renumberRows(of: old, continuedBy: table, on: connection)
         let used = Set(origin.values)
         let dropped = old.columns.map(\.name).filter { !used.contains($0) }
         let renames = origin.filter { $0.key != $0.value }
@@ -482,6 +453,7 @@ final class SQLiteLightweightMigration {
                 let old = oldSides[ObjectIdentifier(oldProperty)]
             else {
                 step = "creating the join table of an added relationship"
+                try dropLeftoverTable(side.join.name, on: connection)
                 try execute(connection, SQLiteSchema.createStatement(side.join))
                 continue
             }
@@ -526,7 +498,7 @@ final class SQLiteLightweightMigration {
             guard let mapping = newSchema.mapping(for: entity) else { continue }
             for slot in mapping.slots {
                 guard case .toOne(let target, let entityColumn) = slot.kind,
-                    let targetTable = newSchema.table(for: target), tables.contains(targetTable.name),
+                    let targetMapping = newSchema.mapping(for: target), tables.contains(targetMapping.table.name),
                     entity.layout.properties[slot.slot].entity === entity
                 else { continue }
                 let column = mapping.table.columns[slot.column].name
@@ -534,16 +506,21 @@ final class SQLiteLightweightMigration {
                 if let entityColumn { sets.append("\(mapping.table.columns[entityColumn].name) = NULL") }
                 try execute(
                     connection,
-                    "UPDATE \(mapping.table.name) SET \(sets.joined(separator: ", ")) WHERE \(column) IS NOT NULL AND \(column) NOT IN (SELECT Z_PK FROM \(targetTable.name))"
+                    "UPDATE \(mapping.table.name) SET \(sets.joined(separator: ", ")) WHERE \(column) IS NOT NULL AND \(column) NOT IN \(Self.keys(of: targetMapping))"
                 )
             }
         }
         for join in newSchema.joinTables {
             for (column, entity) in [(join.columnA, join.entityA), (join.columnB, join.entityB)] {
-                guard let table = newSchema.table(for: entity), tables.contains(table.name) else { continue }
-                try execute(connection, "DELETE FROM \(join.name) WHERE \(column) NOT IN (SELECT Z_PK FROM \(table.name))")
+                guard let target = newSchema.mapping(for: entity), tables.contains(target.table.name) else { continue }
+                try execute(connection, "DELETE FROM \(join.name) WHERE \(column) NOT IN \(Self.keys(of: target))")
             }
         }
+    }
+
+    /// `(SELECT Z_PK FROM <table> WHERE <Z_ENT of the entity or a subentity>)`.
+    static func keys(of mapping: SQLiteSchema.EntityMapping) -> String {
+        "(SELECT Z_PK FROM \(mapping.table.name) WHERE Z_ENT >= \(mapping.subentityRange.lowerBound) AND Z_ENT <= \(mapping.subentityRange.upperBound))"
     }
 
     /// Drops indexes the destination layout does not have (or has with other SQL) and creates missing ones.
@@ -584,28 +561,6 @@ final class SQLiteLightweightMigration {
         return String(words[at + 1])
     }
 
-    /// Z_PRIMARYKEY: rows of removed entities go, added ones start at 0, kept ones get their new
-    /// Z_SUPER. A renamed entity keeps its Z_NAME, as Apple's migration does (see
-    /// `SQLiteSchema.storedNumber(of:in:)`); it is found again through its renaming identifier.
-    private func updatePrimaryKeyTable(on connection: SQLiteConnection) throws {
-        step = "updating Z_PRIMARYKEY"
-        let kept = Set(newNumbers.values)
-        for number in storedNumbers.values.sorted() where !kept.contains(number) {
-            try execute(connection, "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(number)])
-        }
-        for (number, name, parent) in newSchema.primaryKeyRows {
-            stepEntity = name
-            if storedNumbers.values.contains(number) {
-                try execute(
-                    connection, "UPDATE Z_PRIMARYKEY SET Z_SUPER = ? WHERE Z_ENT = ?", [.integer(parent), .integer(number)])
-            } else {
-                try execute(
-                    connection, "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-                    [.integer(number), .text(name), .integer(parent)])
-            }
-        }
-    }
-
     // MARK: SQL
 
     /// Runs one statement, recording it; a failure names the step and entity.
@@ -622,7 +577,7 @@ final class SQLiteLightweightMigration {
     }
 
     /// A SQL literal for a default value.
-    private func literal(_ value: SQLiteValue) throws -> String {
+    func literal(_ value: SQLiteValue) throws -> String {
         switch value {
         case .null: return "NULL"
         case .integer(let v): return String(v)
