@@ -9,13 +9,15 @@ extension NSManagedObjectModel {
     /// let model = NSManagedObjectModel.mergedModel(from: [Bundle.module])!
     /// ```
     ///
-    /// Each bundle's resource directory is searched (not recursively) for `.xcdatamodeld` bundles
-    /// (their current version) and `.xcdatamodel` directories. The entities, configurations and
-    /// fetch request templates of all of them go into the one model.
+    /// Each bundle's resource directory is searched (not recursively) for compiled `.momd` bundles
+    /// (their current version) and `.mom` files, and for Xcode's `.xcdatamodeld` bundles (their
+    /// current version) and `.xcdatamodel` directories. The entities, configurations and fetch
+    /// request templates of all of them go into the one model.
     ///
-    /// - Note: Linux: Apple merges the compiled `.mom`/`.momd` files Xcode puts in the bundle; here the
-    ///   Xcode model sources are read (compiled models are not supported). A model file that does not
-    ///   load is reported on standard error and left out, where Apple raises.
+    /// - Note: Linux: Apple merges the compiled `.momd`/`.mom` files Xcode puts in the bundle; SwiftPM
+    ///   copies the Xcode model sources instead, so both are read, and a compiled model with the same
+    ///   name as a model source beside it is left out (it would define the same entities). A model
+    ///   file that does not load is reported on standard error and left out, where Apple raises.
     ///
     /// Related Core Data documentation: [mergedModel(from:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel/mergedmodel(from:))
     public class func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
@@ -41,7 +43,7 @@ extension NSManagedObjectModel {
     /// let sourceModel = NSManagedObjectModel.mergedModel(from: [Bundle.module], forStoreMetadata: metadata)
     /// ```
     ///
-    /// - Note: Linux: the Xcode model sources are read, as for ``mergedModel(from:)``.
+    /// - Note: Linux: model sources are read as well as compiled models, as for ``mergedModel(from:)``.
     ///
     /// Related Core Data documentation: [mergedModel(from:forStoreMetadata:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel/mergedmodel(from:forstoremetadata:))
     public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
@@ -49,6 +51,11 @@ extension NSManagedObjectModel {
         for file in modelFiles(in: bundles) {
             if file.pathExtension == "xcdatamodeld" {
                 models += LightweightMigration.versions(inBundle: file)
+            } else if file.pathExtension == "momd" {
+                let versions = (try? FileManager.default.contentsOfDirectory(at: file, includingPropertiesForKeys: nil)) ?? []
+                models += versions.filter { $0.pathExtension == "mom" }
+                    .sorted { $0.lastPathComponent.compare($1.lastPathComponent, options: .numeric) == .orderedAscending }
+                    .compactMap { try? NSManagedObjectModel.load(contentsOf: $0) }
             } else if let model = try? NSManagedObjectModel.load(contentsOf: file) {
                 models.append(model)
             }
@@ -119,9 +126,10 @@ extension NSManagedObjectModel {
         self.init(byMerging: selected)
     }
 
-    /// The `.xcdatamodeld` bundles and `.xcdatamodel` directories in each bundle's resource
+    /// The model files (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`) in each bundle's resource
     /// directory (not recursively), or, for `nil`, in the main bundle and the SwiftPM resource
-    /// bundles beside the executable.
+    /// bundles beside the executable; a compiled model named like a model source in the same
+    /// directory is left out.
     private static func modelFiles(in bundles: [Bundle]?) -> [URL] {
         let directories: [URL]
         if let bundles {
@@ -133,8 +141,12 @@ extension NSManagedObjectModel {
         var files: [URL] = []
         for directory in directories where seen.insert(directory.standardizedFileURL.path).inserted {
             let children = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
-            for file in children.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
-            where file.pathExtension == "xcdatamodeld" || file.pathExtension == "xcdatamodel" {
+            let sources: Set<String> = ["xcdatamodeld", "xcdatamodel"]
+            let sourceNames = Set(children.filter { sources.contains($0.pathExtension) }.map { $0.deletingPathExtension().lastPathComponent })
+            for file in children.sorted(by: { $0.lastPathComponent < $1.lastPathComponent }) {
+                let isSource = sources.contains(file.pathExtension)
+                let isCompiled = file.pathExtension == "momd" || file.pathExtension == "mom"
+                guard isSource || (isCompiled && !sourceNames.contains(file.deletingPathExtension().lastPathComponent)) else { continue }
                 if seen.insert(file.standardizedFileURL.path).inserted { files.append(file) }
             }
         }

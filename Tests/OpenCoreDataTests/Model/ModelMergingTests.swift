@@ -131,4 +131,32 @@ struct ModelMergingTests {
         #expect(versions.count == 3)
         #expect(versions.filter { $0.entityVersionHashesByName == expected.entityVersionHashesByName }.count == 1)
     }
+
+    /// The same with the compiled model Xcode built from that bundle (`SampleModel.momd`, as Apple's
+    /// apps ship it): each version inside is a candidate.
+    @Test(.enabled(if: Corpus.isPresent),
+          arguments: [("SampleModel_V1.sqlite", "SampleModel.mom"), ("SampleModel_V2.sqlite", "SampleModel2.mom")])
+    func appleWrittenStoresFindTheirCompiledModelVersion(store: String, version: String) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let sampleModel = "alemar11+CoreDataPlus/Tests/Resources/SampleModel"
+        let resources = directory.file("App.resources")
+        try FileManager.default.createDirectory(at: resources, withIntermediateDirectories: true)
+        let momd = Corpus.repo("\(sampleModel)/Fixtures/SampleModel.momd")
+        try FileManager.default.copyItem(at: momd, to: resources.appendingPathComponent("SampleModel.momd"))
+        let url = try Corpus.copyStore("\(sampleModel)/Fixtures/\(store)", to: directory.url)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+
+        let bundle = try #require(Bundle(url: resources))
+        let model = try #require(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: metadata))
+        let expected = try NSManagedObjectModel.load(contentsOf: momd.appendingPathComponent(version))
+        #expect(model.entityVersionHashesByName == expected.entityVersionHashesByName)
+        #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        // mergedModel(from:) reads the compiled model too (its current version).
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle])?.entities.isEmpty == false)
+        // Beside its source, the compiled model is left out rather than clash with it.
+        try FileManager.default.copyItem(
+            at: try fixture("\(sampleModel)/SampleModel.xcdatamodeld"), to: resources.appendingPathComponent("SampleModel.xcdatamodeld"))
+        #expect(NSManagedObjectModel.mergedModel(from: [try #require(Bundle(url: resources))]) != nil)
+    }
 }
