@@ -1,15 +1,16 @@
 import Foundation
 
 // Fetched properties (NSFetchedPropertyDescription) on objects. They have no slot in the entity's
-// layout: nothing of theirs is stored, compared or saved. Their values live in
-// `_fetchedPropertyValues`, filled on first read and dropped when the object turns into a fault or
-// is refreshed (`_dropFetchedPropertyValues()`).
+// layout: nothing of theirs is stored, compared or saved. Their values live in the context's
+// `FetchedPropertyCache` (not in the object: a stored property would make every object a size class
+// larger), filled on first read and dropped when the object turns into a fault or is refreshed
+// (`_dropFetchedPropertyValues()`).
 extension NSManagedObject {
     /// The value of the fetched property `property`: the cached array, or the result of its fetch
     /// request run now through the object's context.
     package func _fetchedPropertyValue(_ property: NSFetchedPropertyDescription) throws -> [Any] {
         if _isFault { _fireFault() }
-        if let cached = _fetchedPropertyValues?[property.name] { return cached }
+        if let cached = _context?._fetchedPropertyCache.value(of: property.name, for: self) { return cached }
         guard let context = _context, let model = context.persistentStoreCoordinator?.managedObjectModel else {
             throw OpenCoreDataError(
                 .managedObjectReferentialIntegrity,
@@ -18,7 +19,7 @@ extension NSManagedObject {
         }
         let request = try property._request(for: self, model: model)
         let result = try context.fetch(request)
-        _fetchedPropertyValues = (_fetchedPropertyValues ?? [:]).merging([property.name: result]) { $1 }
+        context._fetchedPropertyCache.set(result, of: property.name, for: self)
         return result
     }
 
@@ -61,6 +62,48 @@ extension NSManagedObject {
 
     /// Forgets the cached values of fetched properties, so the next read fetches again.
     package func _dropFetchedPropertyValues() {
-        if _fetchedPropertyValues != nil { _fetchedPropertyValues = nil }
+        _context?._fetchedPropertyCache.remove(self)
+    }
+}
+
+/// The values of fetched properties read through one context, by object.
+///
+/// Used on the context's queue only, like the objects. An entry holds its object weakly: one whose
+/// object went away (without turning into a fault) is dropped by the next sweep, and a new object
+/// at the same address never sees it.
+package final class FetchedPropertyCache {
+    private struct Entry {
+        weak var object: NSManagedObject?
+        var values: [String: [Any]]
+    }
+
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    private var sweepThreshold = 64
+
+    package init() {}
+
+    func value(of name: String, for object: NSManagedObject) -> [Any]? {
+        guard !entries.isEmpty, let entry = entries[ObjectIdentifier(object)], entry.object === object else { return nil }
+        return entry.values[name]
+    }
+
+    func set(_ value: [Any], of name: String, for object: NSManagedObject) {
+        let key = ObjectIdentifier(object)
+        if var entry = entries[key], entry.object === object {
+            entry.values[name] = value
+            entries[key] = entry
+            return
+        }
+        entries[key] = Entry(object: object, values: [name: value])
+        if entries.count >= sweepThreshold {
+            entries = entries.filter { $0.value.object != nil }
+            sweepThreshold = max(64, entries.count * 2)
+        }
+    }
+
+    /// Called for every object that turns into a fault: one check when nothing is cached.
+    func remove(_ object: NSManagedObject) {
+        guard !entries.isEmpty else { return }
+        entries[ObjectIdentifier(object)] = nil
     }
 }

@@ -48,8 +48,6 @@ open class NSManagedObject: NSObject {
     /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
     /// default `validateValue(_:forKey:)` finds it without a lookup by name.
     @exclusivity(unchecked) package var _validationSlot = -1
-    /// Cached values of fetched properties by name (see `NSManagedObject+FetchedProperties.swift`).
-    package var _fetchedPropertyValues: [String: [Any]]?
 
     // MARK: Creating
 

@@ -77,6 +77,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package var _isPropagatingDeletes = false
     /// Strong references kept when `retainsRegisteredObjects` is on.
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
+    /// The values of fetched properties read so far (see `NSManagedObject+FetchedProperties.swift`).
+    package let _fetchedPropertyCache = FetchedPropertyCache()
 
     /// Creates a context of the given concurrency type.
     ///
