@@ -215,7 +215,7 @@ enum StorePrinter {
     private static func describe(_ object: NSManagedObject) -> String {
         let entity = object.entity
         var parts: [String] = []
-        for property in entity.properties.sorted(by: { $0.name < $1.name }) {
+        for property in entity.properties.sorted(by: { $0.name < $1.name }) where !(property is NSFetchedPropertyDescription) {
             let value = object.value(forKey: property.name)
             if let relationship = property as? NSRelationshipDescription {
                 if relationship.isToMany {

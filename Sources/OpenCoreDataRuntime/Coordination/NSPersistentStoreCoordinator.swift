@@ -90,6 +90,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
         try DerivationExpression.validate(managedObjectModel)  // before any file is created
         try NSCompositeAttributeDescription._validateComposites(in: managedObjectModel)
+        try NSFetchedPropertyDescription._validateFetchedProperties(in: managedObjectModel)
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
         if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
             try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)

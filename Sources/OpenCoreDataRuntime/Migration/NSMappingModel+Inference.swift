@@ -81,8 +81,9 @@ extension NSMappingModel {
                 arguments: [NSExpression(forConstantValue: source.name), NSExpression(forConstantValue: "TRUEPREDICATE")])
             var attributes: [NSPropertyMapping] = []
             var relationships: [NSPropertyMapping] = []
-            let sourceProperties = source.properties.filter { !$0.isTransient }
-            for property in destination.properties where !property.isTransient {
+            // Fetched properties hold no data: nothing to map.
+            let sourceProperties = source.properties.filter { !$0.isTransient && !($0 is NSFetchedPropertyDescription) }
+            for property in destination.properties where !property.isTransient && !(property is NSFetchedPropertyDescription) {
                 let match = _match(property, in: sourceProperties)
                 let propertyMapping = NSPropertyMapping()
                 propertyMapping.name = property.name

@@ -213,6 +213,8 @@ package final class EntityLayout: @unchecked Sendable {
     package let derivedSlots: [Int]
     /// Slots of stored properties that must have a value at save (required attributes and to-ones).
     package let requiredSlots: [Int]
+    /// Fetched properties by name. They have no slot: nothing of theirs is stored.
+    package let fetchedPropertiesByName: [String: NSFetchedPropertyDescription]
     /// The values a new object starts with (defaults; empty to-many lists), computed once and shared
     /// copy-on-write by every new object and fault.
     package let initialValues: ContiguousArray<Any?>
@@ -228,7 +230,12 @@ package final class EntityLayout: @unchecked Sendable {
         self.entity = entity
         var seen = [String: Int]()
         var props: [NSPropertyDescription] = []
+        var fetched: [String: NSFetchedPropertyDescription] = [:]
         for property in entity.properties {
+            if let property = property as? NSFetchedPropertyDescription {
+                fetched[property.name] = property
+                continue
+            }
             if let existing = seen[property.name] {
                 props[existing] = property  // an own property overrides an inherited one of the same name
             } else {
@@ -237,6 +244,7 @@ package final class EntityLayout: @unchecked Sendable {
             }
         }
         properties = props
+        fetchedPropertiesByName = fetched
         indexByName = seen
         propertiesByName = seen.mapValues { props[$0] }
         attributeTypes = props.map { ($0 as? NSAttributeDescription)?.attributeType }

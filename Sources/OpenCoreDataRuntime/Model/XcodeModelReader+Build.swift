@@ -37,6 +37,7 @@ struct XcodeModelBuilder {
         var entityByName: [String: NSEntityDescription] = [:]
         var elementByEntity: [ObjectIdentifier: XcodeModelXML] = [:]
         var pending: [PendingRelationship] = []
+        var pendingFetched: [(property: NSFetchedPropertyDescription, info: XcodeFetchedPropertyInfo, entity: String, line: Int)] = []
 
         for element in root.children(named: "entity") {
             guard let name = element["name"], !name.isEmpty else { throw fail("<entity> has no name", element) }
@@ -59,7 +60,13 @@ struct XcodeModelBuilder {
                     properties.append(relationship)
                     pending.append(item)
                 case "fetchedProperty":
-                    info.fetchedPropertiesByEntity[name, default: []].append(try fetchedProperty(from: child, entityName: name))
+                    let fetchedInfo = try fetchedProperty(from: child, entityName: name)
+                    info.fetchedPropertiesByEntity[name, default: []].append(fetchedInfo)
+                    let fetched = NSFetchedPropertyDescription()
+                    fetched.name = fetchedInfo.name
+                    readCommonProperty(child, into: fetched)
+                    properties.append(fetched)
+                    pendingFetched.append((fetched, fetchedInfo, name, child.line))
                 case "userInfo":
                     entity.userInfo = userInfo(from: child)
                 case "uniquenessConstraints":
@@ -76,20 +83,23 @@ struct XcodeModelBuilder {
                     info.unrecognizedElements.append("line \(child.line): <\(child.name)> in entity \(name)")
                     continue
                 }
-                if let property = properties.last, child.name == "attribute" || child.name == "relationship" {
+                if let property = properties.last, ["attribute", "relationship", "fetchedProperty"].contains(child.name) {
                     guard seen.insert(property.name).inserted else {
                         throw fail("duplicate property \(property.name)", child, entity: name)
                     }
                 }
             }
             entity.properties = properties
-            entity.indexes = (info.fetchIndexesByEntity[name] ?? []).compactMap { fetchIndexDescription($0, properties) }
             entities.append(entity)
             entityByName[name] = entity
             elementByEntity[ObjectIdentifier(entity)] = element
         }
 
         try resolveComposites(info.composites, entities: entities)
+        // Fetch indexes once composites have their elements (an element may be indexed: `colorScheme.primary`).
+        for entity in entities {
+            entity.indexes = (info.fetchIndexesByEntity[entity.name ?? ""] ?? []).compactMap { fetchIndexDescription($0, entity.ownProperties) }
+        }
 
         // Inheritance: subentities in file order; setting `subentities` sets each child's superentity.
         var childrenByParent: [ObjectIdentifier: [NSEntityDescription]] = [:]
@@ -138,6 +148,18 @@ struct XcodeModelBuilder {
                            line: item.line, entity: item.owner.name)
             }
             item.relationship.inverseRelationship = inverse
+        }
+
+        // Fetched properties' requests, once every entity they may name exists.
+        for item in pendingFetched {
+            guard let request = item.info.fetchRequest else {
+                throw fail("fetched property \(item.info.name) has no <fetchRequest>", line: item.line, entity: item.entity)
+            }
+            // A predicate that does not parse (MomXML's test model has `predicateString="predicate"`)
+            // does not stop the model from loading: reading the property throws it instead.
+            item.property.fetchRequest = try model.fetchRequest(
+                from: request, url: url, line: item.line, owner: "entity \(item.entity): fetched property \(item.info.name)",
+                onBadPredicate: { item.property._predicateError = $0 })
         }
 
         for configuration in root.children(named: "configuration") {
@@ -284,7 +306,7 @@ struct XcodeModelBuilder {
     {
         var elements: [NSFetchIndexElementDescription] = []
         for item in info.elements {
-            guard let name = item.property, let property = properties.first(where: { $0.name == name }) else {
+            guard let name = item.property, let property = Self.indexedProperty(name, in: properties) else {
                 return nil
             }
             let element = NSFetchIndexElementDescription(
@@ -293,6 +315,20 @@ struct XcodeModelBuilder {
             elements.append(element)
         }
         return elements.isEmpty ? nil : NSFetchIndexDescription(name: info.name, elements: elements)
+    }
+
+    /// The property a fetch index element names: one of `properties`, or, for a namespaced key path
+    /// (`colorScheme.primary`; how Xcode writes one is not documented), a composite's element.
+    private static func indexedProperty(_ name: String, in properties: [NSPropertyDescription]) -> NSPropertyDescription? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard var current = properties.first(where: { $0.name == parts[0] }) else { return nil }
+        for part in parts.dropFirst() {
+            guard let next = (current as? NSCompositeAttributeDescription)?.elements.first(where: { $0.name == part }) else {
+                return nil
+            }
+            current = next
+        }
+        return current
     }
 
     private func fetchIndex(from element: XcodeModelXML) -> XcodeFetchIndexInfo {

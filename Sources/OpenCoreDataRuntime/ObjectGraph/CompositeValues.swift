@@ -196,3 +196,37 @@ extension CompositeValues {
         dictionary[first] = nested
     }
 }
+
+// MARK: Uniqueness constraints on composites
+
+extension CompositeValues {
+    /// For a uniqueness-constraint name that is a composite attribute (`colorScheme`) or a
+    /// namespaced key path to one of its elements (`colorScheme.primary`): the composite's slot and
+    /// the element path below it (empty for the whole composite). Nil for any other name.
+    package static func constrainedSlot(_ name: String, layout: EntityLayout)
+        -> (slot: Int, composite: NSCompositeAttributeDescription, path: [String])?
+    {
+        guard !layout.compositeSlots.isEmpty else { return nil }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard let slot = layout.indexByName[parts[0]],
+              let composite = layout.properties[slot] as? NSCompositeAttributeDescription else { return nil }
+        return (slot, composite, Array(parts.dropFirst()))
+    }
+
+    /// The value a constraint compares for the element at `path` of a composite value (the whole
+    /// composite for an empty path): the element's canonical value, a (nested) composite as an
+    /// `NSDictionary` of its normalized elements; nil when there is none (nil never conflicts).
+    package static func constraintValue(_ value: Any?, _ composite: NSCompositeAttributeDescription, path: [String]) -> AnyHashable? {
+        var target: NSAttributeDescription = composite
+        for name in path {
+            guard let nested = target as? NSCompositeAttributeDescription,
+                  let element = nested.elements.first(where: { $0.name == name }) else { return nil }
+            target = element
+        }
+        let raw = path.isEmpty ? value : self.value(at: path[...], in: value)
+        if let nested = target as? NSCompositeAttributeDescription {
+            return normalized(raw, nested).map { NSDictionary(dictionary: $0) }
+        }
+        return ValueConversion.canonicalize(raw, for: target.attributeType) as? AnyHashable
+    }
+}

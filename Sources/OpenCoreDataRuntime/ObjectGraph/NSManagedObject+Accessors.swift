@@ -23,8 +23,7 @@ extension NSManagedObject {
     @inline(__always)
     public final func _ocdGetOptionalValue<T>(_ key: ManagedPropertyKey, as type: T.Type = T.self) -> T? {
         guard let slot = key.slot(in: _layout) else {
-            _ = value(forUndefinedKey: key.name)
-            return nil
+            return ValueConversion.convert(value(forKey: key.name), to: T.self)  // a fetched property, or undefined
         }
         willAccessValue(forKey: key.name)
         if _isFault { _fireFault() }  // an override of willAccessValue(forKey:) may not call super

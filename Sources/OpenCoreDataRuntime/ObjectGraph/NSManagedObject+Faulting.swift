@@ -40,6 +40,7 @@ extension NSManagedObject {
         _values = []
         _snapshot = nil
         _changedSlots.removeAll()
+        _dropFetchedPropertyValues()
         _isFault = true
         didTurnIntoFault()
     }

@@ -11,7 +11,7 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [value(forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1412591-value)
     public func value(forKey key: String) -> Any? {
-        guard let slot = _layout.indexByName[key] else { return value(forUndefinedKey: key) }
+        guard let slot = _layout.indexByName[key] else { return _valueForKeyWithoutSlot(key) }
         willAccessValue(forKey: key)
         defer { didAccessValue(forKey: key) }
         return _publicValue(slot: slot)
@@ -21,7 +21,7 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [setValue(_:forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1415969-setvalue)
     public func setValue(_ value: Any?, forKey key: String) {
-        guard let slot = _layout.indexByName[key] else { return setValue(value, forUndefinedKey: key) }
+        guard let slot = _layout.indexByName[key] else { return _setValueForKeyWithoutSlot(value, key) }
         willChangeValue(forKey: key)
         _setPublicValue(value, slot: slot)
         didChangeValue(forKey: key)
@@ -30,6 +30,7 @@ extension NSManagedObject {
     /// Throwing twin of ``value(forKey:)``: throws ``OpenCoreDataError/Code/unknownKey`` for a key
     /// that is not a property of the entity.
     public func checkedValue(forKey key: String) throws -> Any? {
+        if let fetched = try _checkedFetchedPropertyValue(forKey: key) { return fetched }
         guard _layout.indexByName[key] != nil else { throw unknownKeyError(key) }
         let value = value(forKey: key)
         if var undecodable = (value as? UndecodableTransformedValue)?.error {
@@ -41,7 +42,7 @@ extension NSManagedObject {
 
     /// Throwing twin of ``setValue(_:forKey:)``: throws for an unknown key or a value of the wrong type.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
-        guard let slot = _layout.indexByName[key] else { throw unknownKeyError(key) }
+        guard let slot = _layout.indexByName[key] else { throw _fetchedPropertyIsReadOnlyError(key) ?? unknownKeyError(key) }
         if _layout.derivedSlots.contains(slot) { throw derivedAttributeError(key) }
         if let type = _layout.attributeTypes[slot], !ValueConversion.isAcceptable(value, for: type) {
             throw OpenCoreDataError(.managedObjectValidation, "value of type \(Swift.type(of: value!)) does not fit a \(type) attribute",

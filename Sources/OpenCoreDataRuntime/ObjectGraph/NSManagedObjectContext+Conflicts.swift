@@ -115,6 +115,13 @@ extension NSManagedObjectContext {
     fileprivate static func _constraintValues(_ names: [String], layout: EntityLayout, values: ContiguousArray<Any?>) -> [AnyHashable]? {
         var key: [AnyHashable] = []
         for name in names {
+            if let element = CompositeValues.constrainedSlot(name, layout: layout) {  // `colorScheme.primary`
+                guard element.slot < values.count,
+                      let value = CompositeValues.constraintValue(values[element.slot], element.composite, path: element.path)
+                else { return nil }
+                key.append(value)
+                continue
+            }
             guard let slot = layout.indexByName[name], slot < values.count else { return nil }
             let value: AnyHashable?
             if let type = layout.attributeTypes[slot] {
@@ -155,7 +162,10 @@ extension NSManagedObjectContext {
         for object in ordered {
             for (constraint, declaring) in constraintsByEntity[ObjectIdentifier(object.entity)] ?? [] {
                 if !object._isInserted {
-                    let touched = constraint.names.contains { object._layout.indexByName[$0].map(object._changedSlots.contains) ?? false }
+                    let touched = constraint.names.contains { name in
+                        let slot = object._layout.indexByName[name] ?? CompositeValues.constrainedSlot(name, layout: object._layout)?.slot
+                        return slot.map(object._changedSlots.contains) ?? false
+                    }
                     if !touched { continue }
                 }
                 guard let values = Self._constraintValues(constraint.names, layout: object._layout, values: object._values) else { continue }

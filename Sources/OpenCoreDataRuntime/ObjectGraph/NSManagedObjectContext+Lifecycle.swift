@@ -131,6 +131,7 @@ extension NSManagedObject {
         _values = []
         _snapshot = nil
         _changedSlots.removeAll()
+        _dropFetchedPropertyValues()
         _isInserted = false
         _isFault = true
         didTurnIntoFault()

@@ -77,6 +77,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package var _isPropagatingDeletes = false
     /// Strong references kept when `retainsRegisteredObjects` is on.
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
+    /// The values of fetched properties read so far (see `NSManagedObject+FetchedProperties.swift`).
+    package let _fetchedPropertyCache = FetchedPropertyCache()
 
     /// Creates a context of the given concurrency type.
     ///
@@ -292,6 +294,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             for slot in object._changedSlots { values[slot] = object._values[slot] }
             object._values = values
             object._snapshot = node.slotValues
+            object._dropFetchedPropertyValues()
             object._version = Int64(node.version)
             object.awake(fromSnapshotEvents: .refresh)
             return

@@ -15,12 +15,14 @@ package enum FetchDictionaryResults {
         "@sum": "sum:", "@count": "count:", "@min": "min:", "@max": "max:", "@avg": "average:",
     ]
 
-    /// Whether `request` needs this path rather than one dictionary per object.
+    /// Whether `request` needs this path rather than one dictionary per object: computed columns,
+    /// grouping, distinctness, or key paths (`colorScheme.primary`, `department.name`), whose values
+    /// the stores' one-row-per-object readers do not follow.
     package static func applies(to request: NSFetchRequest<any NSFetchRequestResult>) -> Bool {
         guard request.resultType == .dictionaryResultType else { return false }
         return request.returnsDistinctResults || !(request.propertiesToGroupBy ?? []).isEmpty
             || request.havingPredicate != nil
-            || (request.propertiesToFetch ?? []).contains { $0 is NSExpressionDescription }
+            || (request.propertiesToFetch ?? []).contains { $0 is NSExpressionDescription || ($0 as? String)?.contains(".") == true }
     }
 
     /// Checks every `propertiesToFetch` and `propertiesToGroupBy` item against `entity`: names and
@@ -135,7 +137,7 @@ package enum FetchDictionaryResults {
         let groupBy = try (request.propertiesToGroupBy ?? []).map { try column($0, entity: entity) }
         let fetched =
             try request.propertiesToFetch.map { try $0.map { try column($0, entity: entity) } }
-            ?? entity.properties.filter { !(($0 as? NSRelationshipDescription)?.isToMany ?? false) }.map {
+            ?? entity.layout.properties.filter { !(($0 as? NSRelationshipDescription)?.isToMany ?? false) }.map {
                 try column($0.name, entity: entity)
             }
         let aggregating = fetched.contains { $0.function != nil }

@@ -74,7 +74,7 @@ package enum PredicateKeyPath {
         if key == "self" || key == "SELF" { return value }
         switch value {
         case let object as NSManagedObject:
-            if object._layout.indexByName[key] == nil {  // not a property: no KVC misuse log
+            if object._layout.indexByName[key] == nil, object._layout.fetchedPropertiesByName[key] == nil {  // not a property: no KVC misuse log
                 return key == "objectID" ? object.objectID : nil
             }
             return object.value(forKey: key)

@@ -167,8 +167,10 @@ enum ModelFixtures {
         #expect(info.fetchRequestTemplates.first?.resultType == 2)
         #expect(info.fetchRequestTemplates.first?.predicateString == "booleanAttribute == 1 AND floatAttribute > 5")
         #expect(info.compoundIndexesByEntity["Entity"] == [["booleanAttribute", "dateAttribute"], ["decimalAttribute", "doubleAttribute"]])
-        // Fetched properties are recorded, not (yet) entity properties.
-        #expect(entity.propertiesByName["yesBooleans"] == nil)
+        // Fetched properties are entity properties too (see FetchedPropertyTests for their values).
+        let yesBooleans = try #require(entity.propertiesByName["yesBooleans"] as? NSFetchedPropertyDescription)
+        #expect(yesBooleans.fetchRequest?.entity === entity)
+        #expect(yesBooleans.fetchRequest?.predicate == NSPredicate(format: "booleanAttribute = YES"))
 
         #expect(model.configurationNames == ["UnrelatedConfiguration"])
         #expect(model.entities(forConfigurationName: "UnrelatedConfiguration")?.map(\.name) == ["UnrelatedEntity"])

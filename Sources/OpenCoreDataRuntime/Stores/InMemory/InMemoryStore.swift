@@ -72,7 +72,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         case .countResultType: return [slice.count]
         case .managedObjectIDResultType: return slice.map(\.objectID)
         case .dictionaryResultType:
-            let keys = (request.propertiesToFetch ?? entity.properties.map(\.name)).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+            let keys = (request.propertiesToFetch ?? entity.layout.properties.map(\.name)).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
             return slice.map { object in NSDictionary(dictionary: object.dictionaryWithValues(forKeys: keys).filter { !($0.value is NSNull) }) }
         default:
             if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }

@@ -105,3 +105,42 @@ extension SQLiteStore {
         return index
     }
 }
+
+// MARK: Indexes and uniqueness constraints over composites
+
+extension SQLiteSchema {
+    /// The columns a uniqueness constraint's or index's property `name` covers: a property's column,
+    /// a composite element's (`colorScheme.primary`), or every element column of a (nested)
+    /// composite (`colorScheme`). Nil if the name leads to no stored column.
+    static func indexedColumns(
+        named name: String, in entity: NSEntityDescription, propertyColumns: [ObjectIdentifier: String],
+        compositeColumns: [ObjectIdentifier: [CompositeColumn]]
+    ) -> [String]? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard let property = entity.propertiesByName[parts[0]] else { return nil }
+        if parts.count == 1, let column = propertyColumns[ObjectIdentifier(property)] { return [column] }
+        let path = parts.dropFirst()
+        let columns = (compositeColumns[ObjectIdentifier(property)] ?? []).filter { $0.path.starts(with: path) }
+        return columns.isEmpty ? nil : columns.map(\.name)
+    }
+
+    /// The columns a fetch index element's `property` covers: the entity's own property (as
+    /// ``indexedColumns(named:in:propertyColumns:compositeColumns:)``), or an element description
+    /// of one of its composites (`NSFetchIndexElementDescription(property: primaryElement, ...)`).
+    static func indexedColumns(
+        of property: NSPropertyDescription, in entity: NSEntityDescription, propertyColumns: [ObjectIdentifier: String],
+        compositeColumns: [ObjectIdentifier: [CompositeColumn]]
+    ) -> [String]? {
+        if let own = entity.propertiesByName[property.name], own === property {
+            return indexedColumns(named: property.name, in: entity, propertyColumns: propertyColumns, compositeColumns: compositeColumns)
+        }
+        for case let composite as NSCompositeAttributeDescription in entity.properties {
+            guard let leaf = composite._leaves.first(where: { $0.attribute === property }),
+                  let column = compositeColumns[ObjectIdentifier(composite)]?.first(where: { $0.path == leaf.path })
+            else { continue }
+            return [column.name]
+        }
+        // Another description with the name of one of the entity's properties.
+        return indexedColumns(named: property.name, in: entity, propertyColumns: propertyColumns, compositeColumns: compositeColumns)
+    }
+}

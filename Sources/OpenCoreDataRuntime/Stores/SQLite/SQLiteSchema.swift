@@ -421,23 +421,26 @@ final class SQLiteSchema {
             let table = tableOf[ObjectIdentifier(entity)]!
             for constraint in entity.uniquenessConstraints {
                 let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                // A name may be a composite or one of its elements (`colorScheme.primary`).
                 let columns = names.compactMap {
-                    entity.propertiesByName[$0].flatMap { propertyColumns[ObjectIdentifier($0)] }
+                    Self.indexedColumns(named: $0, in: entity, propertyColumns: propertyColumns, compositeColumns: compositeColumnsByProperty)
                 }
                 guard !columns.isEmpty, columns.count == names.count else { continue }
-                let list = columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")
+                let list = columns.joined().map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")
+                let indexName = names.joined(separator: "_").replacingOccurrences(of: ".", with: "_")
                 indexStatements.append(
-                    "CREATE UNIQUE INDEX Z_\(entity.name ?? "")_UNIQUE_\(names.joined(separator: "_")) ON \(table.name) (\(list))"
+                    "CREATE UNIQUE INDEX Z_\(entity.name ?? "")_UNIQUE_\(indexName) ON \(table.name) (\(list))"
                 )
             }
             // Fetch indexes (binary elements only; see NSFetchIndexDescription).
             for index in entity.indexes where !index.elements.isEmpty {
                 guard index.elements.allSatisfy({ $0.collationType == .binary }) else { continue }
                 let columns = index.elements.compactMap { element -> String? in
-                    guard let name = element.propertyName, let property = entity.propertiesByName[name],
-                        let column = propertyColumns[ObjectIdentifier(property)]
+                    guard let property = element.property,
+                        let columns = Self.indexedColumns(
+                            of: property, in: entity, propertyColumns: propertyColumns, compositeColumns: compositeColumnsByProperty)
                     else { return nil }
-                    return "\(column) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")"
+                    return columns.map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }.joined(separator: ", ")
                 }
                 guard columns.count == index.elements.count else { continue }
                 indexStatements.append(

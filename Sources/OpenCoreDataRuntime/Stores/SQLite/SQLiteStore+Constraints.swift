@@ -16,11 +16,14 @@ extension SQLiteStore {
             while let current = entity {
                 for constraint in current.uniquenessConstraints {
                     for case let name as String in constraint {
-                        guard let slot = object._layout.indexByName[name], object._changedSlots.contains(slot),
-                              let column = schema.columnByProperty[ObjectIdentifier(object._layout.properties[slot])],
-                              !columns.contains(column)
+                        // A composite or one of its elements (`colorScheme.primary`): all its columns.
+                        let composite = CompositeValues.constrainedSlot(name, layout: object._layout)
+                        guard let slot = composite?.slot ?? object._layout.indexByName[name], object._changedSlots.contains(slot)
                         else { continue }
-                        columns.append(column)
+                        let property = object._layout.properties[slot]
+                        let named = schema.columnByProperty[ObjectIdentifier(property)].map { [$0] }
+                            ?? (schema.compositeColumnsByProperty[ObjectIdentifier(property)] ?? []).map(\.name)
+                        for column in named where !columns.contains(column) { columns.append(column) }
                     }
                 }
                 entity = current.superentity
