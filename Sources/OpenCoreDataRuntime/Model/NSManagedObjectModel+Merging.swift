@@ -19,6 +19,20 @@ extension NSManagedObjectModel {
     ///
     /// Related Core Data documentation: [mergedModel(from:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel/mergedmodel(from:))
     public class func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
+        var models: [NSManagedObjectModel] = []
+        for file in modelFiles(in: bundles, extensions: ["xcdatamodeld", "xcdatamodel"]) {
+            do {
+                models.append(try NSManagedObjectModel.load(contentsOf: file))
+            } catch {
+                reportMisuse("NSManagedObjectModel.mergedModel(from:): \(error)")
+            }
+        }
+        return merging(models)
+    }
+
+    /// The model files with one of `extensions` directly in the resource directories of `bundles`
+    /// (the program's model search directories when `nil`), each once, sorted by name per directory.
+    package static func modelFiles(in bundles: [Bundle]?, extensions: Set<String>) -> [URL] {
         let directories: [URL]
         if let bundles {
             directories = bundles.flatMap { bundle in [bundle.resourceURL, bundle.bundleURL].compactMap { $0 } }
@@ -26,20 +40,15 @@ extension NSManagedObjectModel {
             directories = NSPersistentContainer.modelSearchDirectories()
         }
         var seen = Set<String>()
-        var models: [NSManagedObjectModel] = []
+        var files: [URL] = []
         for directory in directories where seen.insert(directory.standardizedFileURL.path).inserted {
             let children = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
             for file in children.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
-            where file.pathExtension == "xcdatamodeld" || file.pathExtension == "xcdatamodel" {
-                guard seen.insert(file.standardizedFileURL.path).inserted else { continue }
-                do {
-                    models.append(try NSManagedObjectModel.load(contentsOf: file))
-                } catch {
-                    reportMisuse("NSManagedObjectModel.mergedModel(from:): \(error)")
-                }
+            where extensions.contains(file.pathExtension) && seen.insert(file.standardizedFileURL.path).inserted {
+                files.append(file)
             }
         }
-        return merging(models)
+        return files
     }
 
     /// One model holding the entities, configurations and templates of `models`, which must not be

@@ -309,4 +309,42 @@ struct CompiledModelMigrationTests {
         #expect(migrated == expected.mapValues { ["name": $0["name"]!, "pet": "Pet:" + $0["petName"]!] })
         StoreHarness.close(coordinator)
     }
+
+    // MARK: mergedModel(from:forStoreMetadata:)
+
+    @Test func mergedModelForStoreMetadataFindsTheStoresVersionInABundle() throws {
+        // Apple: "The managed object model used to create the store for the metadata. If a model
+        // cannot be created to match the version information specified by metadata, returns nil."
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let resources = directory.file("App")
+        try FileManager.default.createDirectory(at: resources, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.momd, to: resources.appendingPathComponent("SampleModel3.momd"))
+        let bundle = try #require(Bundle(url: resources))
+        let url = try copyOfStore(directory, "Store")
+        let v1Metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        let v1 = try #require(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: v1Metadata))
+        #expect(v1.versionIdentifiers == ["1"])
+        #expect(v1.isConfiguration(withName: nil, compatibleWithStoreMetadata: v1Metadata))
+
+        // After migrating the store to v3, the same bundle yields v3.
+        let v3File = resources.appendingPathComponent("SampleModel3.momd/SampleModel3_v3.mom")
+        StoreHarness.close(
+            try StoreHarness.coordinator(model: try NSManagedObjectModel.load(contentsOf: v3File), storeType: NSSQLiteStoreType, url: url, options: Self.migrate))
+        let v3Metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: v3Metadata)?.versionIdentifiers == ["3"])
+
+        // The Xcode source beside the compiled bundle does not make it ambiguous.
+        try FileManager.default.copyItem(
+            at: Corpus.repo("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld"),
+            to: resources.appendingPathComponent("SampleModel3.xcdatamodeld"))
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: v3Metadata)?.versionIdentifiers == ["3"])
+
+        // A store of an unknown model, and metadata without hashes, give nil.
+        let other = MigrationFixture.model("1", [MigrationFixture.entity("User", [MigrationFixture.attribute("nickname")])])
+        let otherStore = try MigrationFixture.makeStore(other, in: directory, name: "Other.sqlite") { _ in }
+        let otherMetadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: otherStore)
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: otherMetadata) == nil)
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: [:]) == nil)
+    }
 }
