@@ -94,6 +94,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
             try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
         }
+        try MappingModelMigration.migrateStoreIfNeeded(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
         return try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw OpenCoreDataError(.persistentStoreOpen, "a store at this URL was already added to the coordinator", url: url)

@@ -78,7 +78,7 @@ package enum LightweightMigration {
         guard bool(options?[NSInferMappingModelAutomaticallyOption]) else {
             throw OpenCoreDataError(
                 .migrationMissingMappingModel,
-                "cannot migrate: NSInferMappingModelAutomaticallyOption is off and OpenCoreData does not load mapping model files (.cdm/.xcmappingmodel)",
+                "cannot migrate: NSInferMappingModelAutomaticallyOption is off and no mapping model file maps the store's model to this one",
                 url: url)
         }
         do {

@@ -340,7 +340,7 @@ package enum ManagedObjectClassRegistry {
     }
 
     /// Module names of the program's SwiftPM targets that ship resources, found once.
-    private static let candidateModules: [String] = {
+    package static let candidateModules: [String] = {
         let directory = Bundle.main.executableURL?.deletingLastPathComponent() ?? Bundle.main.bundleURL
         let children = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var modules: [String] = []

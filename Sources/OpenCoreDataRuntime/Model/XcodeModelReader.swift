@@ -86,7 +86,7 @@ package enum XcodeModelReader {
             place += ":\(line)"
             if let column, column > 0 { place += ":\(column)" }
         }
-        return OpenCoreDataError(.persistentStoreOpen, "\(place): \(message)", url: url)
+        return OpenCoreDataError(.fileReadCorruptFile, "\(place): \(message)", url: url)
     }
 }
 
@@ -96,6 +96,8 @@ package final class XcodeModelXML {
     package let attributes: [String: String]
     package let line: Int
     package fileprivate(set) var children: [XcodeModelXML] = []
+    /// The element's character data (an `xcmapping.xml` attribute's value).
+    package fileprivate(set) var text = ""
 
     init(name: String, attributes: [String: String], line: Int) {
         self.name = name
@@ -152,6 +154,10 @@ package final class XcodeModelXML {
 
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
             _ = stack.popLast()
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            stack.last?.text += string
         }
 
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {

@@ -154,8 +154,14 @@ package enum PredicateEvaluator {
             if name == "objectFrom:withIndex:", arguments.count == 2 {
                 return subscriptValue(value(of: arguments[0], object: object, scope: scope), index: arguments[1], object: object, scope: scope)
             }
-            if operand != nil, PredicateFunctions.canonicalName(name, argumentCount: arguments.count) == nil {
-                return nil  // FUNCTION(receiver, 'selector'): no Objective-C runtime to call it on.
+            if let operand, PredicateFunctions.canonicalName(name, argumentCount: arguments.count) == nil {
+                // FUNCTION(receiver, 'selector'): no Objective-C runtime; receivers of our own answer in Swift.
+                guard let receiver = value(of: operand, object: object, scope: scope) as? any ExpressionFunctionReceiver
+                else { return nil }
+                return receiver._expressionFunction(name, arguments: arguments.map { value(of: $0, object: object, scope: scope) })
+            }
+            if operand == nil, name == "FETCH", arguments.count == 3 {
+                return PredicateFunctions.fetch(arguments.map { value(of: $0, object: object, scope: scope) })
             }
             return PredicateFunctions.call(name, arguments.map { value(of: $0, object: object, scope: scope) })
         case .aggregate(let items):

@@ -1,5 +1,15 @@
 import Foundation
 
+/// The receiver of `FUNCTION(receiver, "selector:", …)` and of key paths in expressions evaluated
+/// in memory, for objects of our own that stand in for Objective-C message sends (the migration
+/// manager answers `$manager` functions, an entity migration policy `$entityPolicy` ones).
+package protocol ExpressionFunctionReceiver: AnyObject {
+    /// The value of `FUNCTION(self, selector, arguments…)` (arguments evaluated).
+    func _expressionFunction(_ selector: String, arguments: [Any?]) -> Any?
+    /// The value of `self.key` in a key path.
+    func _expressionValue(forKey key: String) -> Any?
+}
+
 /// NSExpression's predefined functions (`sum:`, `add:to:`, `uppercase:`, `now`, ...).
 ///
 /// Related Core Data documentation: [init(forFunction:arguments:)](https://developer.apple.com/documentation/foundation/nsexpression/init(forfunction:arguments:))
@@ -141,6 +151,18 @@ package enum PredicateFunctions {
         default:
             return nil
         }
+    }
+
+    /// `FETCH(request, context, countOnly)`: the objects (or their count) `request` fetches in
+    /// `context`; nil when the arguments are not a fetch request and a context, or the fetch fails.
+    package static func fetch(_ arguments: [Any?]) -> Any? {
+        guard arguments.count == 3, let request = arguments[0] as? NSFetchRequest<any NSFetchRequestResult>,
+            let context = arguments[1] as? NSManagedObjectContext
+        else { return nil }
+        if let countOnly = arguments[2].flatMap(PredicateValues.number), countOnly.intValue != 0 {
+            return try? context.count(for: request)
+        }
+        return try? context.fetch(request)
     }
 
     private static func sum(_ values: [PredicateNumber]) -> Any {

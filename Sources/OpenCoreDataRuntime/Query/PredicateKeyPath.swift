@@ -86,6 +86,8 @@ package enum PredicateKeyPath {
             return dictionary.object(forKey: key)
         case is String, is Data:
             break
+        case let receiver as any ExpressionFunctionReceiver:
+            return receiver._expressionValue(forKey: key)
         default:
             if let items = PredicateValues.elements(value) {
                 // A to-many step collects the values of every element (nil ones dropped).

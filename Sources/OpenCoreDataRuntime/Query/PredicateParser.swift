@@ -404,6 +404,8 @@ package struct PredicateParser {
         case "ANYKEY": return NSExpression(_node: .anyKey)
         case "SUBQUERY" where call: return try parseSubquery()
         case "FUNCTION" where call: return try parseFunctionCall()
+        case "FETCH" where call:  // FETCH(request, context, countOnly): NSFetchRequestExpression
+            return NSExpression(_node: .function(name: "FETCH", operand: nil, arguments: try parseArguments()))
         case "CAST" where call: return try parseCast()
         case "TERNARY" where call: return try parseTernary()
         default: break

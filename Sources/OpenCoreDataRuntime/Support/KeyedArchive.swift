@@ -63,6 +63,13 @@ package struct KeyedArchive {
         return object
     }
 
+    /// The value stored under `key` in `$top`, whatever it is (a root dictionary comes back as
+    /// ``KeyedArchive/Dictionary``, a root string as `String`).
+    package func topValue(_ key: String = "root") throws -> Any? {
+        guard let reference = top[key] else { throw error("has no \(key) object in $top") }
+        return try decode(reference, depth: 0)
+    }
+
     // MARK: Values
 
     /// One archived object: its class (`$classname`), the classes it descends from (`$classes`) and

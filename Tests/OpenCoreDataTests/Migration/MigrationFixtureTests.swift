@@ -15,7 +15,7 @@ import Testing
 /// itself uses a custom `V2toV3.cdm` that moves `Car.maker` into the new `Maker` entity, which
 /// lightweight migration drops), CoreDataPlus SampleModel3 (V1 → v3), hwaxxer BookMigration
 /// (Model1 → Model3; the project ships custom mapping models, but the change is lightweight-eligible),
-/// MWKCoreData (v1 → v2; v3 needs a custom mapping, see below), BigNerdRanch CoreDataStack (an empty
+/// MWKCoreData (v1 → v2; v3 needs its custom mapping model, see MappingModelMigrationTests), BigNerdRanch CoreDataStack (an empty
 /// TestModel store → TestModel 2). RestKit VersionedModel and CoreStore EvolutionDemo have
 /// versioned bundles but no store files, so they only feed the mapping-inference tests indirectly.
 @Suite("Migration: Apple-written fixture stores")
@@ -98,7 +98,10 @@ struct MigrationFixtureTests {
     func storeMigratesToTheNewestVersionWithEveryRow(_ set: FixtureSet) throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let bundle = try fixture(set.bundle)
+        // The bundle alone, copied: a mapping model file beside it (CoreDataPlus's V2toV3) would be
+        // used before inference, as on Apple (MappingModelMigrationTests covers that path).
+        let bundle = directory.file((set.bundle as NSString).lastPathComponent)
+        try FileManager.default.copyItem(at: try fixture(set.bundle), to: bundle)
         let newest =
             try set.destination.map { try NSManagedObjectModel.load(contentsOf: bundle.appendingPathComponent($0 + ".xcdatamodel")) }
             ?? newestVersion(bundle)
@@ -160,21 +163,6 @@ struct MigrationFixtureTests {
         StoreHarness.close(reopened)
     }
 
-    @Test(arguments: ["MWKCoreDataTests.sqlite", "MWKCoreDataTests2.sqlite"])
-    func mwkStoresCannotReachVersion3WithoutACustomMapping(_ name: String) throws {
-        // MWKCoreData's version 3 splits `name` into required `firstName` and `lastName` without
-        // defaults: lightweight migration cannot fill them, so the store stays as it is.
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let bundle = try fixture("mwkirk+MWKCoreData/Tests/Model/MWKCoreDataTests.xcdatamodeld")
-        let url = try copy("mwkirk+MWKCoreData/Tests/Stores/" + name, into: directory, as: name)
-        let before = try Data(contentsOf: url)
-        let error = #expect(throws: OpenCoreDataError.self) {
-            _ = try StoreHarness.coordinator(
-                model: try newestVersion(bundle), storeType: NSSQLiteStoreType, url: url,
-                options: [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true])
-        }
-        #expect(error?.code == .inferredMappingModel && error?.entityName == "Employee")
-        #expect(try Data(contentsOf: url) == before)
-    }
+    // MWKCoreData's version 3 needs its custom mapping model: MappingModelMigrationTests.swift
+    // (inference alone fails there; the mapping model file migrates every row).
 }
