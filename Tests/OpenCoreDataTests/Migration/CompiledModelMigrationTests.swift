@@ -347,4 +347,28 @@ struct CompiledModelMigrationTests {
         #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: otherMetadata) == nil)
         #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: [:]) == nil)
     }
+
+    // MARK: Mapping models beside a .momd
+
+    @Test func automaticMigrationFindsTheCompiledMappingModelBesideTheMomd() throws {
+        // CoreDataPlus ships SampleModel.momd with V2toV3.cdm beside it. Opening its V2 store with
+        // the .momd's v3 finds v2 in the .momd and the .cdm beside it, which Apple uses before
+        // inferring. Its policy class is `REPLACE_AT_RUNTIME.V2to3MakerPolicy` (the app rewrites it at
+        // run time), so here the mapping fails by name: proof it was found rather than inferred
+        // (inference would drop Car.maker and succeed). The store is untouched.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let fixtures = "alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures"
+        let v3 = try NSManagedObjectModel.load(contentsOf: Corpus.repo("\(fixtures)/SampleModel.momd/SampleModel3.mom"))
+        let url = try Corpus.copyStore("\(fixtures)/SampleModel_V2.sqlite", to: directory.url)
+        let before = try MigrationFixture.bytes(url)
+        let error = #expect(throws: OpenCoreDataError.self) {
+            _ = try StoreHarness.coordinator(model: v3, storeType: NSSQLiteStoreType, url: url, options: Self.migrate)
+        }
+        // Only V2toV3.cdm (beside the .momd; the .xcmappingmodel is in another folder) has this
+        // entity mapping and policy. (The message does not name a .cdm file: its mapping keeps no URL.)
+        #expect(error?.message.contains(#"entity mapping "CarToCar""#) == true, "\(String(describing: error))")
+        #expect(error?.message.contains("REPLACE_AT_RUNTIME.V2to3MakerPolicy") == true)
+        #expect(try MigrationFixture.bytes(url) == before)
+    }
 }
