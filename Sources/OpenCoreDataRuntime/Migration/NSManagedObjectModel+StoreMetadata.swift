@@ -23,7 +23,9 @@ extension NSManagedObjectModel {
     ///   well. A model shipped both compiled and as source counts once (the first found, by name).
     ///
     /// Related Core Data documentation: [mergedModel(from:forStoreMetadata:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel/mergedmodel(from:forstoremetadata:))
-    public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
+    public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any])
+        -> NSManagedObjectModel?
+    {
         guard let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any], !stored.isEmpty else { return nil }
         var taken: [NSManagedObjectModel] = []
         var names = Set<String>()

@@ -50,7 +50,8 @@ struct CompiledModelMigrationTests {
     }
 
     /// Primary key → key → value description of every `User`.
-    private func users(_ coordinator: NSPersistentStoreCoordinator, keys: [String]) throws -> [String: [String: String]] {
+    private func users(_ coordinator: NSPersistentStoreCoordinator, keys: [String]) throws -> [String: [String: String]]
+    {
         let context = StoreHarness.context(coordinator)
         return try context.performAndWait {
             var result: [String: [String: String]] = [:]
@@ -58,7 +59,11 @@ struct CompiledModelMigrationTests {
                 result[user.objectID.uriRepresentation().lastPathComponent] = Dictionary(
                     uniqueKeysWithValues: keys.map { key in
                         let value = user.value(forKey: key)
-                        return (key, (value as? NSManagedObject).map { "Pet:" + ($0.value(forKey: "name") as? String ?? "nil") } ?? value.map { "\($0)" } ?? "nil")
+                        return (
+                            key,
+                            (value as? NSManagedObject).map { "Pet:" + ($0.value(forKey: "name") as? String ?? "nil") }
+                                ?? value.map { "\($0)" } ?? "nil"
+                        )
                     })
             }
             return result
@@ -85,7 +90,9 @@ struct CompiledModelMigrationTests {
         // The newest version by version identifier (the bundle's current one is v1).
         let versions = ModelVersionBundle.versions(inBundle: Self.momd)
         #expect(versions.count == 3)
-        let newest = try #require(versions.max { Int("\($0.versionIdentifiers.first!.base)")! < Int("\($1.versionIdentifiers.first!.base)")! })
+        let newest = try #require(
+            versions.max { Int("\($0.versionIdentifiers.first!.base)")! < Int("\($1.versionIdentifiers.first!.base)")! }
+        )
         #expect(newest.versionIdentifiers == ["3"])
         #expect(newest.entitiesByName["User"]?.attributesByName["petName"] == nil)
         #expect(ModelVersionBundle.enclosingBundle(of: newest)?.lastPathComponent == "SampleModel3.momd")
@@ -96,13 +103,17 @@ struct CompiledModelMigrationTests {
         // files by its entity version hashes.
         try RawDatabase(url, readOnly: false).execute("DELETE FROM Z_MODELCACHE")
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
-        let plan = try #require(try LightweightMigration.plan(storeMetadata: metadata, model: newest, options: Self.migrate, url: url))
+        let plan = try #require(
+            try LightweightMigration.plan(storeMetadata: metadata, model: newest, options: Self.migrate, url: url))
         #expect(plan.sourceModel._xcodeModelFile?.url == Self.momd.appendingPathComponent("SampleModel3.mom"))
-        let coordinator = try StoreHarness.coordinator(model: newest, storeType: NSSQLiteStoreType, url: url, options: Self.migrate)
+        let coordinator = try StoreHarness.coordinator(
+            model: newest, storeType: NSSQLiteStoreType, url: url, options: Self.migrate)
         #expect(try sqliteStore(coordinator).migrationStatements.isEmpty == false)
         #expect(try users(coordinator, keys: ["name", "pet"]) == expectedV3(expected))
         let context = StoreHarness.context(coordinator)
-        let pets = try context.performAndWait { try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Pet")) }
+        let pets = try context.performAndWait {
+            try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Pet"))
+        }
         #expect(pets == 0)
         StoreHarness.close(coordinator)
 
@@ -123,7 +134,8 @@ struct CompiledModelMigrationTests {
         defer { directory.remove() }
         let url = try copyOfStore(directory, "Store")
         let v2 = try NSManagedObjectModel.load(contentsOf: Self.momd.appendingPathComponent("SampleModel3_v2.mom"))
-        StoreHarness.close(try StoreHarness.coordinator(model: v2, storeType: NSSQLiteStoreType, url: url, options: Self.migrate))
+        StoreHarness.close(
+            try StoreHarness.coordinator(model: v2, storeType: NSSQLiteStoreType, url: url, options: Self.migrate))
         let current = try #require(NSManagedObjectModel(contentsOf: Self.momd))
         #expect(current.versionIdentifiers == ["1"])
         #expect(ModelVersionBundle.enclosingBundle(of: current) == Self.momd)
@@ -131,7 +143,8 @@ struct CompiledModelMigrationTests {
         #expect(Set(candidates.flatMap { $0.versionIdentifiers.map { "\($0.base)" } }) == ["1", "2", "3"])
         // Only the plan is checked: opening would migrate the store back to v1.
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
-        let plan = try LightweightMigration.plan(storeMetadata: metadata, model: current, options: Self.migrate, url: url)
+        let plan = try LightweightMigration.plan(
+            storeMetadata: metadata, model: current, options: Self.migrate, url: url)
         #expect(plan?.sourceModel.versionIdentifiers == ["2"])
     }
 
@@ -148,11 +161,13 @@ struct CompiledModelMigrationTests {
         try RawDatabase(url, readOnly: false).execute("DELETE FROM Z_MODELCACHE")
         var options = Self.migrate
         options[OpenCoreDataMigrationSourceModelsOption] = [Self.momd]
-        StoreHarness.close(try StoreHarness.coordinator(model: v2, storeType: NSSQLiteStoreType, url: url, options: options))
+        StoreHarness.close(
+            try StoreHarness.coordinator(model: v2, storeType: NSSQLiteStoreType, url: url, options: options))
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
         #expect(v2.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata), "the store is v2 now")
 
-        let coordinator = try StoreHarness.coordinator(model: v3, storeType: NSSQLiteStoreType, url: url, options: options)
+        let coordinator = try StoreHarness.coordinator(
+            model: v3, storeType: NSSQLiteStoreType, url: url, options: options)
         #expect(try users(coordinator, keys: ["name", "pet"]) == expectedV3(expected))
         StoreHarness.close(coordinator)
     }
@@ -169,9 +184,11 @@ struct CompiledModelMigrationTests {
         let url = try copyOfStore(directory, "Migrated")
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
         let cached = try #require(try NSManagedObjectModel.cachedModel(ofStoreAt: url))
-        #expect(cached.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata), "the cache is the v1 model")
+        #expect(
+            cached.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata), "the cache is the v1 model")
 
-        let coordinator = try StoreHarness.coordinator(model: v3, storeType: NSSQLiteStoreType, url: url, options: Self.migrate)
+        let coordinator = try StoreHarness.coordinator(
+            model: v3, storeType: NSSQLiteStoreType, url: url, options: Self.migrate)
         #expect(try users(coordinator, keys: ["name", "pet"]) == expectedV3(expected))
         StoreHarness.close(coordinator)
         #expect(try MigrationFixture.columns("ZUSER", at: url).contains("ZPETNAME") == false)
@@ -187,7 +204,8 @@ struct CompiledModelMigrationTests {
         let v3 = try NSManagedObjectModel.load(contentsOf: try standalone("SampleModel3_v3", in: directory))
         let apple = try copyOfStore(directory, "Apple")
         let blob = try #require(try ModelCache.blob(ofStoreAt: apple))
-        let other = MigrationFixture.model("1", [MigrationFixture.entity("User", [MigrationFixture.attribute("nickname")])])
+        let other = MigrationFixture.model(
+            "1", [MigrationFixture.entity("User", [MigrationFixture.attribute("nickname")])])
         let url = try MigrationFixture.makeStore(other, in: directory) { context in
             let user = NSEntityDescription.insertNewObject(forEntityName: "User", into: context)
             user.setValue("kept", forKey: "nickname")
@@ -210,7 +228,11 @@ struct CompiledModelMigrationTests {
         // A store OpenCoreData wrote (it writes no cache) with a model built in code.
         let v1 = MigrationFixture.model("1", [MigrationFixture.entity("Item", [MigrationFixture.attribute("title")])])
         let v2 = MigrationFixture.model(
-            "2", [MigrationFixture.entity("Item", [MigrationFixture.attribute("title"), MigrationFixture.attribute("note")])])
+            "2",
+            [
+                MigrationFixture.entity(
+                    "Item", [MigrationFixture.attribute("title"), MigrationFixture.attribute("note")])
+            ])
         let ours = try MigrationFixture.makeStore(v1, in: directory, name: "Ours.sqlite") { context in
             NSEntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue("kept", forKey: "title")
         }
@@ -219,21 +241,28 @@ struct CompiledModelMigrationTests {
         let reader = try StoreHarness.coordinator(model: v1, storeType: NSSQLiteStoreType, url: ours)
         let context = StoreHarness.context(reader)
         let titles = try context.performAndWait {
-            try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item")).map { $0.value(forKey: "title") as? String }
+            try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item")).map {
+                $0.value(forKey: "title") as? String
+            }
         }
         #expect(titles == ["kept"], "the store still opens with the model it was written with")
         StoreHarness.close(reader)
     }
 
     /// Opening `url` with `model` and migration on fails with 134130 and leaves the files as they were.
-    private func expectMissingSource(_ url: URL, model: NSManagedObjectModel, sourceLocation: SourceLocation = #_sourceLocation)
+    private func expectMissingSource(
+        _ url: URL, model: NSManagedObjectModel, sourceLocation: SourceLocation = #_sourceLocation
+    )
         throws
     {
         let before = try MigrationFixture.bytes(url)
-        let sideFiles = { ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: url.path + $0) } }
+        let sideFiles = {
+            ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: url.path + $0) }
+        }
         let sideFilesBefore = sideFiles()
         let error = #expect(throws: OpenCoreDataError.self, sourceLocation: sourceLocation) {
-            _ = try StoreHarness.coordinator(model: model, storeType: NSSQLiteStoreType, url: url, options: Self.migrate)
+            _ = try StoreHarness.coordinator(
+                model: model, storeType: NSSQLiteStoreType, url: url, options: Self.migrate)
         }
         #expect(error?.errorCode == 134_130, sourceLocation: sourceLocation)
         #expect(error?.code == .migrationMissingSourceModel, sourceLocation: sourceLocation)
@@ -249,12 +278,17 @@ struct CompiledModelMigrationTests {
         let v3Checksum = try #require(info.versionChecksums["SampleModel3_v3"])
 
         // By file URL: a .mom inside the .momd, and the .momd itself (its current version, v1).
-        let byFile = NSManagedObjectModelReference(fileURL: Self.momd.appendingPathComponent("SampleModel3_v2.mom"), versionChecksum: v2Checksum)
+        let byFile = NSManagedObjectModelReference(
+            fileURL: Self.momd.appendingPathComponent("SampleModel3_v2.mom"), versionChecksum: v2Checksum)
         #expect(byFile.resolvedModel?.versionIdentifiers == ["2"])
-        let bundleFile = NSManagedObjectModelReference(fileURL: Self.momd, versionChecksum: try #require(info.versionChecksums["SampleModel3"]))
+        let bundleFile = NSManagedObjectModelReference(
+            fileURL: Self.momd, versionChecksum: try #require(info.versionChecksums["SampleModel3"]))
         #expect(bundleFile.resolvedModel?.versionIdentifiers == ["1"])
         // A checksum that is not the model's resolves to nothing.
-        #expect(NSManagedObjectModelReference(fileURL: Self.momd.appendingPathComponent("SampleModel3_v2.mom"), versionChecksum: v3Checksum).resolvedModel == nil)
+        #expect(
+            NSManagedObjectModelReference(
+                fileURL: Self.momd.appendingPathComponent("SampleModel3_v2.mom"), versionChecksum: v3Checksum
+            ).resolvedModel == nil)
 
         // By name: the version's name inside a .momd among the bundle's resources.
         let directory = TemporaryDirectory()
@@ -263,8 +297,12 @@ struct CompiledModelMigrationTests {
         try FileManager.default.createDirectory(at: resources, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: Self.momd, to: resources.appendingPathComponent("SampleModel3.momd"))
         let bundle = try #require(Bundle(url: resources))
-        #expect(NSManagedObjectModelReference(name: "SampleModel3_v3", in: bundle, versionChecksum: v3Checksum).resolvedModel?.versionIdentifiers == ["3"])
-        #expect(NSManagedObjectModelReference(name: "SampleModel3_v9", in: bundle, versionChecksum: v3Checksum).resolvedModel == nil)
+        #expect(
+            NSManagedObjectModelReference(name: "SampleModel3_v3", in: bundle, versionChecksum: v3Checksum)
+                .resolvedModel?.versionIdentifiers == ["3"])
+        #expect(
+            NSManagedObjectModelReference(name: "SampleModel3_v9", in: bundle, versionChecksum: v3Checksum)
+                .resolvedModel == nil)
     }
 
     @Test func stagedMigrationThroughCompiledVersionsMovesPetNamesIntoPets() throws {
@@ -281,10 +319,14 @@ struct CompiledModelMigrationTests {
         try FileManager.default.copyItem(at: Self.momd, to: momd)
         let bundle = try #require(Bundle(url: resources))
 
-        let v2 = NSManagedObjectModelReference(name: "SampleModel3_v2", in: bundle, versionChecksum: info.versionChecksums["SampleModel3_v2"]!)
+        let v2 = NSManagedObjectModelReference(
+            name: "SampleModel3_v2", in: bundle, versionChecksum: info.versionChecksums["SampleModel3_v2"]!)
         let v3 = NSManagedObjectModelReference(
-            fileURL: momd.appendingPathComponent("SampleModel3_v3.mom"), versionChecksum: info.versionChecksums["SampleModel3_v3"]!)
-        let lightweight = NSLightweightMigrationStage([info.versionChecksums["SampleModel3"]!, info.versionChecksums["SampleModel3_v2"]!])
+            fileURL: momd.appendingPathComponent("SampleModel3_v3.mom"),
+            versionChecksum: info.versionChecksums["SampleModel3_v3"]!)
+        let lightweight = NSLightweightMigrationStage([
+            info.versionChecksums["SampleModel3"]!, info.versionChecksums["SampleModel3_v2"]!,
+        ])
         lightweight.label = "v1 to v2"
         let custom = NSCustomMigrationStage(migratingFrom: v2, to: v3)
         custom.label = "v2 to v3: petName becomes a Pet"
@@ -304,7 +346,8 @@ struct CompiledModelMigrationTests {
         let model = try #require(v3.resolvedModel)
         var options = Self.migrate
         options[NSPersistentStoreStagedMigrationManagerOptionKey] = NSStagedMigrationManager([lightweight, custom])
-        let coordinator = try StoreHarness.coordinator(model: model, storeType: NSSQLiteStoreType, url: url, options: options)
+        let coordinator = try StoreHarness.coordinator(
+            model: model, storeType: NSSQLiteStoreType, url: url, options: options)
         let migrated = try users(coordinator, keys: ["name", "pet"])
         #expect(migrated == expected.mapValues { ["name": $0["name"]!, "pet": "Pet:" + $0["petName"]!] })
         StoreHarness.close(coordinator)
@@ -330,20 +373,26 @@ struct CompiledModelMigrationTests {
         // After migrating the store to v3, the same bundle yields v3.
         let v3File = resources.appendingPathComponent("SampleModel3.momd/SampleModel3_v3.mom")
         StoreHarness.close(
-            try StoreHarness.coordinator(model: try NSManagedObjectModel.load(contentsOf: v3File), storeType: NSSQLiteStoreType, url: url, options: Self.migrate))
+            try StoreHarness.coordinator(
+                model: try NSManagedObjectModel.load(contentsOf: v3File), storeType: NSSQLiteStoreType, url: url,
+                options: Self.migrate))
         let v3Metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
-        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: v3Metadata)?.versionIdentifiers == ["3"])
+        #expect(
+            NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: v3Metadata)?.versionIdentifiers == ["3"])
 
         // The Xcode source beside the compiled bundle does not make it ambiguous.
         try FileManager.default.copyItem(
             at: Corpus.repo("alemar11+CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld"),
             to: resources.appendingPathComponent("SampleModel3.xcdatamodeld"))
-        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: v3Metadata)?.versionIdentifiers == ["3"])
+        #expect(
+            NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: v3Metadata)?.versionIdentifiers == ["3"])
 
         // A store of an unknown model, and metadata without hashes, give nil.
-        let other = MigrationFixture.model("1", [MigrationFixture.entity("User", [MigrationFixture.attribute("nickname")])])
+        let other = MigrationFixture.model(
+            "1", [MigrationFixture.entity("User", [MigrationFixture.attribute("nickname")])])
         let otherStore = try MigrationFixture.makeStore(other, in: directory, name: "Other.sqlite") { _ in }
-        let otherMetadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: otherStore)
+        let otherMetadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: otherStore)
         #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: otherMetadata) == nil)
         #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: [:]) == nil)
     }
