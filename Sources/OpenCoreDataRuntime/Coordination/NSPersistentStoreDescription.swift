@@ -36,7 +36,8 @@ open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     /// (default `true`, as on Apple): `NSMigratePersistentStoresAutomaticallyOption`.
     ///
     /// - Note: Linux: the earlier version is looked up among the versions of the model's
-    ///   `.xcdatamodeld` bundle and `OpenCoreDataMigrationSourceModelsOption`.
+    ///   `.xcdatamodeld` or `.momd` bundle, `OpenCoreDataMigrationSourceModelsOption`, and last the
+    ///   model cached in a SQLite store.
     ///
     /// Related Core Data documentation: [shouldMigrateStoreAutomatically](https://developer.apple.com/documentation/coredata/nspersistentstoredescription/shouldmigratestoreautomatically)
     open var shouldMigrateStoreAutomatically: Bool {

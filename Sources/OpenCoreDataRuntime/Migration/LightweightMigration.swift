@@ -2,14 +2,21 @@ import Foundation
 
 /// Option (OpenCoreData): earlier versions of the model that existing stores may have been written
 /// with, for automatic lightweight migration. The value is an array (`[NSManagedObjectModel]` or an
-/// `NSArray`) of models, or of file URLs of `.xcdatamodeld` bundles / `.xcdatamodel` directories
-/// whose versions are loaded; a single model or URL also works.
+/// `NSArray`) of models, or of file URLs of versioned bundles (`.xcdatamodeld`, `.momd`) whose
+/// versions are loaded, or of single model files (`.xcdatamodel`, `.mom`); a single model or URL
+/// also works.
 ///
-/// Apple finds the source model of a migration by searching the app's bundles for compiled models.
-/// On Linux there are no compiled models, so the source model is looked up among:
-/// 1. the versions of the `.xcdatamodeld` bundle the coordinator's model was loaded from with
-///    ``NSManagedObjectModel/init(contentsOf:)`` (found without any option), and
-/// 2. the models and bundles given with this option (for models built in code).
+/// Apple finds the source model of a migration by searching the app's bundles for compiled models
+/// whose entity version hashes match the store's. On Linux there is no app bundle to search, so the
+/// source model is looked up among:
+/// 1. the versions of the bundle the coordinator's model was loaded from with
+///    ``NSManagedObjectModel/init(contentsOf:)`` or `NSPersistentContainer(name:)` (found without
+///    any option): the `.xcdatamodel` versions of a `.xcdatamodeld`, or the `.mom` versions of a
+///    compiled `.momd`;
+/// 2. the models and bundles given with this option (for models built in code);
+/// 3. last, the model Apple's Core Data cached in a SQLite store (`Z_MODELCACHE`), when its entity
+///    version hashes equal the store's (OpenCoreData's behaviour: Apple does not document whether
+///    it migrates from the cache).
 ///
 /// ```swift
 /// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: [
@@ -37,11 +44,15 @@ package struct LightweightMigrationPlan {
 package enum LightweightMigration {
     /// `nil` when the store matches `model`; a plan when it can migrate by lightweight migration.
     ///
-    /// Throws 134100 when migration is off, 134130 when no known model version matches the store
-    /// (unversioned, unknown or newer store), 134140 when inference is off (no mapping model files on
+    /// `cachedModel` reads the model the store caches (SQLite's `Z_MODELCACHE`), used as the source
+    /// when no known version matches and its hashes are the store's.
+    ///
+    /// Throws 134100 when migration is off, 134130 when no known model version (nor the store's
+    /// cached model) matches the store (unversioned, unknown or newer store), 134140 when inference is off (no mapping model files on
     /// Linux), and 134190 when the change is not lightweight-eligible. Nothing is written.
     package static func plan(
-        storeMetadata metadata: [String: Any], model: NSManagedObjectModel, options: [AnyHashable: Any]?, url: URL?
+        storeMetadata metadata: [String: Any], model: NSManagedObjectModel, options: [AnyHashable: Any]?, url: URL?,
+        cachedModel: (() throws -> NSManagedObjectModel?)? = nil
     ) throws -> LightweightMigrationPlan? {
         if model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return nil }
         guard bool(options?[NSMigratePersistentStoresAutomaticallyOption]) else {
@@ -56,7 +67,9 @@ package enum LightweightMigration {
                 url: url)
         }
         let candidates = sourceModelCandidates(for: model, options: options)
-        guard let source = candidates.first(where: { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) })
+        guard
+            let source = candidates.first(where: { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) })
+                ?? cachedSourceModel(cachedModel, metadata: metadata)
         else {
             throw OpenCoreDataError(
                 .migrationMissingSourceModel, missingSourceModelReason(metadata, model: model, searched: candidates.count),
@@ -77,21 +90,19 @@ package enum LightweightMigration {
         }
     }
 
-    /// The models a store may have been written with: the other versions of the model's
-    /// `.xcdatamodeld` bundle, then those given with ``OpenCoreDataMigrationSourceModelsOption``.
+    /// The models a store may have been written with: the other versions of the versioned bundle
+    /// (`.xcdatamodeld` or `.momd`) the model was loaded from, then those given with
+    /// ``OpenCoreDataMigrationSourceModelsOption``.
     package static func sourceModelCandidates(for model: NSManagedObjectModel, options: [AnyHashable: Any]?)
         -> [NSManagedObjectModel]
     {
         var result: [NSManagedObjectModel] = []
-        if let contents = model._xcodeModelFile?.url {
-            let bundle = contents.deletingLastPathComponent().deletingLastPathComponent()
-            if bundle.pathExtension.lowercased() == "xcdatamodeld" { result += versions(inBundle: bundle) }
-        }
+        if let bundle = ModelVersionBundle.enclosingBundle(of: model) { result += versions(inBundle: bundle) }
         func add(_ value: Any) {
             switch value {
             case let candidate as NSManagedObjectModel: result.append(candidate)
             case let url as URL:
-                if url.pathExtension.lowercased() == "xcdatamodeld" {
+                if ModelVersionBundle.versionExtension(ofBundle: url) != nil {
                     result += versions(inBundle: url)
                 } else if let loaded = try? NSManagedObjectModel.load(contentsOf: url) {
                     result.append(loaded)
@@ -105,14 +116,21 @@ package enum LightweightMigration {
         return result.filter { $0 !== model }
     }
 
-    /// Every `.xcdatamodel` version in a bundle that loads (versions that fail to load are skipped:
-    /// a store written with one of them reports a missing source model).
+    /// Every version in a `.xcdatamodeld` or `.momd` bundle that loads (``ModelVersionBundle``).
     package static func versions(inBundle bundle: URL) -> [NSManagedObjectModel] {
-        let names =
-            (try? FileManager.default.contentsOfDirectory(atPath: bundle.path))?
-            .filter { $0.hasSuffix(".xcdatamodel") }
-            .sorted { $0.compare($1, options: [.numeric]) == .orderedAscending } ?? []
-        return names.compactMap { try? NSManagedObjectModel.load(contentsOf: bundle.appendingPathComponent($0)) }
+        ModelVersionBundle.versions(inBundle: bundle)
+    }
+
+    /// The model cached in the store (`Z_MODELCACHE`), when its entity version hashes are the
+    /// store's: the source model of last resort. OpenCoreData's behaviour; Apple documents the cache
+    /// only as an implementation detail.
+    private static func cachedSourceModel(
+        _ cachedModel: (() throws -> NSManagedObjectModel?)?, metadata: [String: Any]
+    ) -> NSManagedObjectModel? {
+        guard let cached = try? cachedModel?(),
+            cached.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+        else { return nil }
+        return cached
     }
 
     /// Says why no source model was found: a store from a newer model version, or an unknown one.
@@ -131,7 +149,7 @@ package enum LightweightMigration {
         {
             return "cannot migrate: no known model version matches the store, which was written by a newer Core Data (framework version \(framework)); the store is left as it is"
         }
-        return "cannot migrate: none of the \(searched) known model versions matches the store's entity version hashes (add the model it was written with to the .xcdatamodeld bundle or pass it with OpenCoreDataMigrationSourceModelsOption); the store is left as it is"
+        return "cannot migrate: none of the \(searched) known model versions matches the store's entity version hashes and the store holds no cached model that does (add the model it was written with to the .xcdatamodeld or .momd bundle or pass it with OpenCoreDataMigrationSourceModelsOption); the store is left as it is"
     }
 
     /// An option's truth value (`Bool`, `NSNumber`, or a number).

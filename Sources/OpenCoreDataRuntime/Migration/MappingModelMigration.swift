@@ -7,8 +7,9 @@ import Foundation
 /// Without one, the store's own lightweight migration runs as before.
 ///
 /// Apple searches the app's bundles. Here the search covers the main bundle's resources and,
-/// for a model read from an `.xcdatamodeld`, the folder that holds it (two levels down, e.g.
-/// `Model/MappingModels/V2ToV3.xcmappingmodel` beside `Model/Model.xcdatamodeld`).
+/// for a model read from an `.xcdatamodeld` or `.momd`, the folder that holds it (two levels down,
+/// e.g. `Model/MappingModels/V2ToV3.xcmappingmodel` beside `Model/Model.xcdatamodeld`, or
+/// `V2toV3.cdm` beside `Model.momd`).
 package enum MappingModelMigration {
     package static func migrateStoreIfNeeded(
         at url: URL, storeClass: NSPersistentStore.Type, type: String, to model: NSManagedObjectModel,
@@ -47,9 +48,10 @@ package enum MappingModelMigration {
     /// levels down), then at the top of the main bundle's resources.
     private static func find(_ source: NSManagedObjectModel, _ model: NSManagedObjectModel) -> NSMappingModel? {
         if let contents = model._xcodeModelFile?.url {
-            // contents → Version.xcdatamodel → Model.xcdatamodeld → the folder that holds it.
+            // contents → Version.xcdatamodel → Model.xcdatamodeld → the folder that holds it
+            // (Version.mom → Model.momd → the folder, for a compiled model).
             var folder = contents.deletingLastPathComponent()
-            while folder.pathExtension.lowercased().hasPrefix("xcdatamodel") {
+            while folder.pathExtension.lowercased().hasPrefix("xcdatamodel") || folder.pathExtension.lowercased() == "momd" {
                 folder = folder.deletingLastPathComponent()
             }
             if let found = NSMappingModel._find(in: [folder], sourceModel: source, destinationModel: model) {

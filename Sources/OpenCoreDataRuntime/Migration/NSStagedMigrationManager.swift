@@ -14,9 +14,11 @@ public let NSPersistentStoreStagedMigrationManagerOptionKey = "NSPersistentStore
 ///                                        versionChecksum: "PA0Gbxs46liWKg7/aZMCBtu9vVIF6MlskbhhjrCd7ms=")
 /// ```
 ///
-/// - Note: Linux: a reference by name looks for `<name>.xcdatamodel` inside the `.xcdatamodeld`
-///   bundles of the bundle's resources (there are no compiled `.momd` models); a file URL names an
-///   Xcode model (`.xcdatamodel` or `.xcdatamodeld`).
+/// - Note: Linux: a reference by name looks for the model version `<name>` in the bundle's
+///   resources: a top-level `<name>.mom` or `<name>.xcdatamodel`, else `<name>.mom` inside a compiled
+///   `.momd` or `<name>.xcdatamodel` inside a `.xcdatamodeld`, at any depth. A file URL names a
+///   compiled model (a `.mom`, also one inside a `.momd`, or a `.momd`'s current version) or an Xcode
+///   model (`.xcdatamodel` or `.xcdatamodeld`).
 ///
 /// Related Core Data documentation: [NSManagedObjectModelReference](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodelreference)
 ///
@@ -67,14 +69,13 @@ open class NSManagedObjectModelReference: NSObject, @unchecked Sendable {
     }
 
     private static func find(_ name: String, in bundle: Bundle) throws -> NSManagedObjectModel {
-        if let url = bundle.url(forResource: name, withExtension: "xcdatamodel") { return try .load(contentsOf: url) }
+        for ext in ["mom", "xcdatamodel"] {
+            if let url = bundle.url(forResource: name, withExtension: ext) { return try .load(contentsOf: url) }
+        }
         for root in [bundle.resourceURL, bundle.bundleURL].compactMap({ $0 }) {
             let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
             while let url = enumerator?.nextObject() as? URL {
-                if url.pathExtension == "xcdatamodeld" {
-                    let version = url.appendingPathComponent(name + ".xcdatamodel")
-                    if FileManager.default.fileExists(atPath: version.path) { return try .load(contentsOf: version) }
-                }
+                if let version = ModelVersionBundle.versionURL(named: name, inBundle: url) { return try .load(contentsOf: version) }
             }
         }
         throw OpenCoreDataError(.migration, "no model version named \(name) in bundle \(bundle.bundleURL.path)")
@@ -161,8 +162,8 @@ open class NSCustomMigrationStage: NSMigrationStage, @unchecked Sendable {
 /// store as it was, and the error names the stage.
 ///
 /// - Note: Linux: model versions of lightweight stages are found by checksum among the custom
-///   stages' references, the coordinator's model, the versions of its `.xcdatamodeld` bundle and
-///   `OpenCoreDataMigrationSourceModelsOption`. Only store types that migrate themselves (SQLite)
+///   stages' references, the coordinator's model, the versions of the `.xcdatamodeld` or `.momd`
+///   bundle it was loaded from and `OpenCoreDataMigrationSourceModelsOption`. Only store types that migrate themselves (SQLite)
 ///   can run staged migrations.
 ///
 /// Related Core Data documentation: [NSStagedMigrationManager](https://developer.apple.com/documentation/coredata/nsstagedmigrationmanager)

@@ -49,13 +49,8 @@ extension NSManagedObjectModel {
     public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
         var models: [NSManagedObjectModel] = []
         for file in modelFiles(in: bundles) {
-            if file.pathExtension == "xcdatamodeld" {
-                models += LightweightMigration.versions(inBundle: file)
-            } else if file.pathExtension == "momd" {
-                let versions = (try? FileManager.default.contentsOfDirectory(at: file, includingPropertiesForKeys: nil)) ?? []
-                models += versions.filter { $0.pathExtension == "mom" }
-                    .sorted { $0.lastPathComponent.compare($1.lastPathComponent, options: .numeric) == .orderedAscending }
-                    .compactMap { try? NSManagedObjectModel.load(contentsOf: $0) }
+            if ModelVersionBundle.versionExtension(ofBundle: file) != nil {  // .xcdatamodeld, .momd: every version
+                models += ModelVersionBundle.versions(inBundle: file)
             } else if let model = try? NSManagedObjectModel.load(contentsOf: file) {
                 models.append(model)
             }

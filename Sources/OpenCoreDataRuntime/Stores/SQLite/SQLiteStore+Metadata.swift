@@ -45,7 +45,8 @@ extension SQLiteStore {
         var stored = try Self.readStoredMetadata(at: url)
         // A store written with another model version migrates in place (SQLiteStore+Migration.swift).
         let migration = try LightweightMigration.plan(
-            storeMetadata: stored.metadata, model: model, options: options, url: url)
+            storeMetadata: stored.metadata, model: model, options: options, url: url,
+            cachedModel: { try ModelCache.blob(ofStoreAt: url).map { try ModelCache.model(fromCache: $0, url: url) } })
         if migration != nil, isReadOnly {
             throw OpenCoreDataError(
                 .persistentStoreIncompatibleVersionHash,
