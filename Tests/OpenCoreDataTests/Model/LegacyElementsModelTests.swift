@@ -93,20 +93,39 @@ struct LegacyElementsModelTests {
         #expect(model.entityVersionHashesByName.mapValues { $0.base64EncodedString() } == stored)
     }
 
-    @Test func recipesStoreOpensWithTheElementsModelAndReadsEveryRow() throws {
+    /// The stores written with these models open with them (a copy, never the corpus file) and
+    /// every object reads, every attribute and relationship touched, counts equal to the reports'.
+    @Test(arguments: [
+        ("alhoqbani+AppleSample-iPhoneCoreDataRecipes/Recipes/Recipes.sqlite", recipes + "Recipes.xcdatamodel"),
+        (
+            "magicalpanda+MagicalRecord/Samples/iOS/Resources/RecipeData/Recipes.sqlite",
+            "magicalpanda+MagicalRecord/Samples/iOS/Application/Models/Recipes.xcdatamodeld"
+        ),
+        (
+            "RestKit+RestKit/Examples/RKTwitterCoreData/RKSeedDatabase.sqlite",
+            "RestKit+RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel"
+        ),
+    ])
+    func storesOpenWithTheirElementsModelAndReadEveryRow(_ store: String, _ modelPath: String) throws {
+        #expect(RecipesImageToDataTransformer.registered)  // the Recipes sample's transformer, ported
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let path = "alhoqbani+AppleSample-iPhoneCoreDataRecipes/Recipes/Recipes.sqlite"
-        let url = try Corpus.copyStore(path, to: directory.url)
-        let report = try Corpus.report(path)
-        let coordinator = try StoreHarness.coordinator(
-            model: try Self.model(Self.recipes + "Recipes.xcdatamodel"), storeType: NSSQLiteStoreType, url: url)
+        let url = try Corpus.copyStore(store, to: directory.url)
+        let report = try Corpus.report(store)
+        let model = try Self.model(modelPath)
+        let coordinator = try StoreHarness.coordinator(model: model, storeType: NSSQLiteStoreType, url: url)
         defer { StoreHarness.close(coordinator) }
         let context = StoreHarness.context(coordinator)
-        for entity in ["Image", "Ingredient", "Recipe", "RecipeType"] {
-            let count = try context.count(for: NSFetchRequest<NSManagedObject>(entityName: entity))
-            #expect(count == report.rowCounts["Z" + entity.uppercased()], "\(entity)")
+        var total = 0
+        for entity in model.entities {
+            let objects = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: entity.name!))
+            #expect(objects.count == report.rowCounts["Z" + entity.name!.uppercased()], "\(store): \(entity.name!)")
+            for object in objects {
+                for key in entity.propertiesByName.keys { _ = object.value(forKey: key) }
+            }
+            total += objects.count
         }
+        #expect(total > 0)
     }
 
     @Test func gilpaBooksStoreHashesTheModelWithoutTheColumnAddedByHand() throws {
@@ -179,7 +198,10 @@ struct LegacyElementsModelTests {
         #expect(new.entitiesByName["Recipe"]?.attributesByName["directions"]?.attributeType == .dateAttributeType)
         // Validation bounds (XD_PAttK_minValueString/maxValueString) become validation predicates.
         let rating = try #require(new.entitiesByName["Recipe"]?.attributesByName["rating"])
-        #expect(!rating.validationPredicates.isEmpty)
+        #expect(rating._xcodeModelExtras?.minValueString == "0" && rating._xcodeModelExtras?.maxValueString == "5")
+        #expect(rating.validationPredicates.count == 2)
+        let books = try Self.model("gilpa+iphone_sqlite_test/CoreDataBooks.xcdatamodel")
+        #expect(books.entitiesByName["Book"]?.attributesByName["title"]?._xcodeModelExtras?.minValueString == "1")
     }
 
     @Test func mappingModelsRecordTheHashesOfTheDecodedModels() throws {
