@@ -50,7 +50,6 @@ package enum LegacyElementsModelReader {
                 if let info = found.properties[property.name] { property.userInfo = info }
             }
         }
-        model._xcodeModelFile?.modelAttributes = [:]
         model._xcodeModelFile?.unrecognizedElements += translator.unrecognized
     }
 
