@@ -16,9 +16,10 @@ extension NSManagedObjectModel {
     ///
     /// - Note: Linux: Apple loads the *compiled* model (`.momd`/`.mom`) that Xcode builds into the
     ///   app. Both are read here, and so is the Xcode source model, since Linux has no model
-    ///   compiler. A `.momd`'s optimized `.omo` is ignored (the `.mom` beside it is read), fetched
-    ///   properties of compiled models are left out of their entities, and pre-Xcode-4 binary models
-    ///   (`elements`) are not supported and return `nil`.
+    ///   compiler. A `.momd`'s optimized `.omo` is ignored (the `.mom` beside it is read), and fetched
+    ///   properties of compiled models are left out of their entities. Pre-Xcode 4 models (a
+    ///   `.xcdatamodel` holding a binary `elements` archive instead of `contents`) are read too;
+    ///   superentities in them are not supported (no example to learn their encoding from).
     ///
     /// Related Core Data documentation: [init(contentsOf:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel/init(contentsof:))
     public convenience init?(contentsOf url: URL) {

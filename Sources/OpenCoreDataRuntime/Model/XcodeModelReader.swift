@@ -11,10 +11,10 @@ import FoundationXML
 /// line numbers, then `XcodeModelReader+Build.swift` turns the tree into an `NSManagedObjectModel`.
 /// Every error names the file, and the line when the problem is in the XML.
 ///
-/// Not supported: pre-Xcode-4 models (a binary `elements` archive instead of `contents`); it gives
-/// a clear error. Compiled `.mom`/`.momd` models are read by ``CompiledModelReader``.
+/// Pre-Xcode 4 models (a binary `elements` archive instead of `contents`) are read by
+/// ``LegacyElementsModelReader``. Compiled `.mom`/`.momd` models are read by ``CompiledModelReader``.
 package enum XcodeModelReader {
-    /// Finds the `contents` file a model URL stands for.
+    /// Finds the `contents` file a model URL stands for (the `elements` file of a pre-Xcode 4 model).
     package static func contentsURL(for url: URL) throws -> URL {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -32,9 +32,9 @@ package enum XcodeModelReader {
         }
         let contents = url.appendingPathComponent("contents")
         if fileManager.fileExists(atPath: contents.path) { return contents }
-        if fileManager.fileExists(atPath: url.appendingPathComponent("elements").path) {
-            throw error("pre-Xcode 4 binary model (an `elements` file, no `contents`) is not supported; open and save it in a recent Xcode", url: url)
-        }
+        // A pre-Xcode 4 model: a binary `elements` archive, read by LegacyElementsModelReader.
+        let elements = url.appendingPathComponent("elements")
+        if fileManager.fileExists(atPath: elements.path) { return elements }
         throw error("model directory has no `contents` file", url: url)
     }
 
@@ -72,6 +72,9 @@ package enum XcodeModelReader {
     /// Loads and builds the model a URL stands for.
     package static func load(contentsOf url: URL, into model: NSManagedObjectModel) throws {
         let contents = try contentsURL(for: url)
+        if LegacyElementsModelReader.isElementsFile(contents) {
+            return try LegacyElementsModelReader.load(contentsOf: contents, into: model)
+        }
         guard let data = FileManager.default.contents(atPath: contents.path) else {
             throw error("cannot read the model file", url: contents)
         }
@@ -95,7 +98,9 @@ package final class XcodeModelXML {
     package let name: String
     package let attributes: [String: String]
     package let line: Int
-    package fileprivate(set) var children: [XcodeModelXML] = []
+    /// Set by the parser, and by ``LegacyElementsModelReader`` for the tree it translates an
+    /// `elements` archive into.
+    package internal(set) var children: [XcodeModelXML] = []
     /// The element's character data (an `xcmapping.xml` attribute's value).
     package fileprivate(set) var text = ""
 

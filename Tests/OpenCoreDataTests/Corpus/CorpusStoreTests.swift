@@ -37,12 +37,19 @@ struct CorpusStore: Sendable, CustomTestStringConvertible {
               model: "mwkirk+MWKCoreData/Tests/Model/MWKCoreDataTests.xcdatamodeld/MWKCoreDataTests.xcdatamodel"),
         .init(store: "mwkirk+MWKCoreData/Tests/Stores/MWKCoreDataTests2.sqlite",
               model: "mwkirk+MWKCoreData/Tests/Model/MWKCoreDataTests.xcdatamodeld/MWKCoreDataTests2.xcdatamodel"),
-        // No Xcode model file in the corpus: programmatic models (SampleModel2, whose only model is
-        // the compiled one in Z_MODELCACHE) and pre-Xcode 4 binary `elements` models.
+        // Pre-Xcode 4 binary `elements` models (LegacyElementsModelReader). gilpa's store got a
+        // ZCONTENTS column by hand, and its model the matching attribute: its hash is the model's
+        // without it (LegacyElementsModelTests).
+        .init(store: "RestKit+RestKit/Examples/RKTwitterCoreData/RKSeedDatabase.sqlite",
+              model: "RestKit+RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel"),
+        .init(store: "gilpa+iphone_sqlite_test/CoreDataBooks.sqlite",
+              model: "gilpa+iphone_sqlite_test/CoreDataBooks.xcdatamodel", matchesModel: false),
+        // No model file in the corpus: programmatic models (SampleModel2, whose only model is the
+        // compiled one in Z_MODELCACHE). MagicalRecord's Recipes is listed without its `elements`
+        // model because its images need the app's ImageToDataTransformer, which `ocd store` does not
+        // have; LegacyElementsModelTests opens it with the model and a port of the transformer.
         .init(store: "alemar11+CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", model: nil),
         .init(store: "alemar11+CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V2.sqlite", model: nil),
-        .init(store: "RestKit+RestKit/Examples/RKTwitterCoreData/RKSeedDatabase.sqlite", model: nil),
-        .init(store: "gilpa+iphone_sqlite_test/CoreDataBooks.sqlite", model: nil),
         .init(store: "magicalpanda+MagicalRecord/Samples/iOS/Resources/RecipeData/Recipes.sqlite", model: nil),
     ]
     /// The stores that open with their model from the corpus.
@@ -162,10 +169,10 @@ struct CorpusStoreTests {
     /// - fail with 134100 because the corpus's Xcode model is a later version than the one that wrote
     ///   them (`recipesSeedsRefuseTheLaterXcodeModel`): MagicalRecord's Recipes (241), alhoqbani's
     ///   Recipes (754, hashes from 241);
-    /// - have only a pre-Xcode 4 binary `elements` model, which is not read here, so they cannot be
-    ///   opened with a model; their metadata reads (`metadataOfEveryStoreReads`) and opening them
-    ///   without their entities fails with 134100, leaving the file unchanged: RestKit RKSeedDatabase
-    ///   (419), gilpa CoreDataBooks (320), MagicalRecord's Recipes (241).
+    /// - open and read in full with their pre-Xcode 4 `elements` model: RestKit RKSeedDatabase (419)
+    ///   here (`everyObjectReads`), MagicalRecord's Recipes (241) in LegacyElementsModelTests; gilpa
+    ///   CoreDataBooks (320) does not match its model (a column added by hand). Opened with an empty
+    ///   model, all three fail with 134100, leaving the file unchanged.
     @Test func oldStoresWithoutModelFileFailClearly() throws {
         let old = [
             "RestKit+RestKit/Examples/RKTwitterCoreData/RKSeedDatabase.sqlite",  // framework 419
