@@ -176,27 +176,16 @@ struct CompiledModelBuilder {
         }
 
         // Inheritance: NSSuperentity of each entity; subentities in order of name.
-        var childrenByParent: [ObjectIdentifier: [NSEntityDescription]] = [:]
-        var parentOf: [ObjectIdentifier: NSEntityDescription] = [:]
+        var links: [(child: NSEntityDescription, parent: NSEntityDescription)] = []
         for (name, object) in named {
             guard let superObject = try object.object("NSSuperentity") else { continue }
             guard let parent = entityByUID[superObject.uid] else {
                 throw archive.error("entity \(name): its superentity is not an entity of the model")
             }
-            let entity = entityByUID[object.uid]!
-            childrenByParent[ObjectIdentifier(parent), default: []].append(entity)
-            parentOf[ObjectIdentifier(entity)] = parent
+            links.append((entityByUID[object.uid]!, parent))
         }
-        for entity in entities {
-            var visited: Set<ObjectIdentifier> = [ObjectIdentifier(entity)]
-            var current = parentOf[ObjectIdentifier(entity)]
-            while let ancestor = current {
-                guard visited.insert(ObjectIdentifier(ancestor)).inserted else {
-                    throw archive.error("entity \(entity.name ?? "?"): inheritance forms a cycle")
-                }
-                current = parentOf[ObjectIdentifier(ancestor)]
-            }
-            if let children = childrenByParent[ObjectIdentifier(entity)] { entity.subentities = children }
+        try EntityHierarchy.link(entities, links) { entity in
+            archive.error("entity \(entity.name ?? "?"): inheritance forms a cycle")
         }
         model.entities = entities
 

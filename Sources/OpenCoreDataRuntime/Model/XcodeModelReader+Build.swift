@@ -102,29 +102,17 @@ struct XcodeModelBuilder {
         }
 
         // Inheritance: subentities in file order; setting `subentities` sets each child's superentity.
-        var childrenByParent: [ObjectIdentifier: [NSEntityDescription]] = [:]
-        var parentOf: [ObjectIdentifier: NSEntityDescription] = [:]
+        var links: [(child: NSEntityDescription, parent: NSEntityDescription)] = []
         for entity in entities {
             let element = elementByEntity[ObjectIdentifier(entity)]!
             guard let parentName = element["parentEntity"] else { continue }
             guard let parent = entityByName[parentName] else {
                 throw fail("parentEntity \(parentName) is not an entity of the model", element, entity: entity.name)
             }
-            childrenByParent[ObjectIdentifier(parent), default: []].append(entity)
-            parentOf[ObjectIdentifier(entity)] = parent
+            links.append((entity, parent))
         }
-        for entity in entities {
-            var visited: Set<ObjectIdentifier> = [ObjectIdentifier(entity)]
-            var current = parentOf[ObjectIdentifier(entity)]
-            while let ancestor = current {
-                guard visited.insert(ObjectIdentifier(ancestor)).inserted else {
-                    throw fail("entity inheritance forms a cycle", elementByEntity[ObjectIdentifier(entity)]!, entity: entity.name)
-                }
-                current = parentOf[ObjectIdentifier(ancestor)]
-            }
-        }
-        for entity in entities {
-            if let children = childrenByParent[ObjectIdentifier(entity)] { entity.subentities = children }
+        try EntityHierarchy.link(entities, links) { entity in
+            fail("entity inheritance forms a cycle", elementByEntity[ObjectIdentifier(entity)]!, entity: entity.name)
         }
         model.entities = entities
 
