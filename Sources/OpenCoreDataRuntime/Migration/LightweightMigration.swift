@@ -97,13 +97,13 @@ package enum LightweightMigration {
         -> [NSManagedObjectModel]
     {
         var result: [NSManagedObjectModel] = []
-        if let bundle = ModelVersionBundle.enclosingBundle(of: model) { result += versions(inBundle: bundle) }
+        if let bundle = ModelVersionBundle.enclosingBundle(of: model) { result += ModelVersionBundle.versions(inBundle: bundle) }
         func add(_ value: Any) {
             switch value {
             case let candidate as NSManagedObjectModel: result.append(candidate)
             case let url as URL:
                 if ModelVersionBundle.versionExtension(ofBundle: url) != nil {
-                    result += versions(inBundle: url)
+                    result += ModelVersionBundle.versions(inBundle: url)
                 } else if let loaded = try? NSManagedObjectModel.load(contentsOf: url) {
                     result.append(loaded)
                 }
@@ -114,11 +114,6 @@ package enum LightweightMigration {
         }
         if let option = options?[OpenCoreDataMigrationSourceModelsOption] { add(option) }
         return result.filter { $0 !== model }
-    }
-
-    /// Every version in a `.xcdatamodeld` or `.momd` bundle that loads (``ModelVersionBundle``).
-    package static func versions(inBundle bundle: URL) -> [NSManagedObjectModel] {
-        ModelVersionBundle.versions(inBundle: bundle)
     }
 
     /// The model cached in the store (`Z_MODELCACHE`), when its entity version hashes are the

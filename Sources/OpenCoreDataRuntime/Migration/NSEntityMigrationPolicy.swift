@@ -173,12 +173,7 @@ package enum EntityMigrationPolicyClassRegistry {
     /// The class named `name`: a module-qualified Swift name, or a bare name looked up in the
     /// program's resource-shipping modules (the same candidates as managed object classes).
     package static func resolve(_ name: String) -> NSEntityMigrationPolicy.Type? {
-        if let cls = _typeByName(name) as? NSEntityMigrationPolicy.Type { return cls }
-        guard !name.contains(".") else { return nil }
-        for module in ManagedObjectClassRegistry.candidateModules {
-            if let cls = _typeByName("\(module).\(name)") as? NSEntityMigrationPolicy.Type { return cls }
-        }
-        return nil
+        ManagedObjectClassRegistry.type(named: name, as: NSEntityMigrationPolicy.Type.self)
     }
 }
 

@@ -330,25 +330,27 @@ package enum ManagedObjectClassRegistry {
     package static func resolve(_ name: String?) -> NSManagedObject.Type? {
         guard let name, !name.isEmpty, name != "NSManagedObject" else { return nil }
         if let known = byName.withLock({ $0[name] }) { return known }
-        if let cls = _typeByName(name) as? NSManagedObject.Type {
-            register(cls)
-            return cls
-        }
-        // A bare name, as Xcode writes for "Current Product Module": Apple's model compiler adds the
-        // module of the target that ships the model. Here the candidates are the targets whose
-        // SwiftPM resource bundles (`<Package>_<Target>.resources`) sit beside the executable.
+        guard let cls = type(named: name, as: NSManagedObject.Type.self) else { return nil }
+        register(cls)
+        return cls
+    }
+
+    /// The type named `name` if it is a `T`: a module-qualified Swift name, or a bare name, as Xcode
+    /// writes for "Current Product Module" (Apple's model compiler adds the module of the target that
+    /// ships the model). Here a bare name is tried in the targets whose SwiftPM resource bundles
+    /// (`<Package>_<Target>.resources`) sit beside the executable. Managed object classes and entity
+    /// migration policies are found this way.
+    package static func type<T>(named name: String, as: T.Type) -> T? {
+        if let found = _typeByName(name) as? T { return found }
         guard !name.contains(".") else { return nil }
         for module in candidateModules {
-            if let cls = _typeByName("\(module).\(name)") as? NSManagedObject.Type {
-                register(cls)
-                return cls
-            }
+            if let found = _typeByName("\(module).\(name)") as? T { return found }
         }
         return nil
     }
 
     /// Module names of the program's SwiftPM targets that ship resources, found once.
-    package static let candidateModules: [String] = {
+    private static let candidateModules: [String] = {
         let directory = Bundle.main.executableURL?.deletingLastPathComponent() ?? Bundle.main.bundleURL
         let children = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var modules: [String] = []

@@ -83,9 +83,14 @@ package enum ValueConversion {
     /// `value` as `T`, converting numbers and bridging to `NSNumber` as needed.
     @inline(__always)
     package static func convert<T>(_ value: Any?, to: T.Type) -> T? {
-        if let value, let exact = exactly(value, as: T.self) { return exact }
-        if let exact = value as? T { return exact }
+        if let value, let exact = cast(value, to: T.self) { return exact }
         return convertSlow(value, to: T.self)
+    }
+
+    /// `value as? T`, with the in-place load of ``exactly(_:as:)`` first.
+    @inline(__always)
+    package static func cast<T>(_ value: Any, to type: T.Type) -> T? {
+        exactly(value, as: T.self) ?? value as? T
     }
 
     /// `value` if its dynamic type is exactly `T` and `T` is stored inline in an `Any`, else `nil`

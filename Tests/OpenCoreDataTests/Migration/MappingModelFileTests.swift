@@ -192,7 +192,7 @@ struct MappingModelFileTests {
     @Test func bundlesAreSearchedForTheMappingOfTwoModels() throws {
         let folder = try fixture("mwkirk+MWKCoreData/Tests/Model")
         let bundle = try #require(Bundle(url: folder))
-        let versions = LightweightMigration.versions(
+        let versions = ModelVersionBundle.versions(
             inBundle: folder.appendingPathComponent("MWKCoreDataTests.xcdatamodeld"))
         #expect(versions.count == 3)
         // Bundle(url:) on Linux takes any folder; its mapping models are one level down here.

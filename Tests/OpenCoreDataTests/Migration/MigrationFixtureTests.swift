@@ -54,7 +54,7 @@ struct MigrationFixtureTests {
     /// The newest version in a bundle: the highest numeric version identifier if every version has
     /// one, else the bundle's current version.
     private func newestVersion(_ bundle: URL) throws -> NSManagedObjectModel {
-        let versions = LightweightMigration.versions(inBundle: bundle)
+        let versions = ModelVersionBundle.versions(inBundle: bundle)
         let numbered = versions.compactMap { model in
             model.versionIdentifiers.compactMap { Double("\($0.base)") }.max().map { (model, $0) }
         }
@@ -109,7 +109,7 @@ struct MigrationFixtureTests {
         let migrated = try copy(set.store, into: directory, as: "Migrated.sqlite")
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: original)
         let source = try #require(
-            LightweightMigration.versions(inBundle: bundle).first {
+            ModelVersionBundle.versions(inBundle: bundle).first {
                 $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
             })
         #expect(!newest.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))

@@ -67,7 +67,7 @@ struct LegacyElementsModelTests {
         let migration = try Self.model(String(Self.migration.dropLast()))
         #expect(migration.entities.compactMap(\.name) == ["Chef", "Ingredient", "Recipe"])
         // The versions of a bundle, as migration finds them.
-        let versions = LightweightMigration.versions(inBundle: Corpus.repo(String(Self.recipes.dropLast())))
+        let versions = ModelVersionBundle.versions(inBundle: Corpus.repo(String(Self.recipes.dropLast())))
         #expect(Set(versions.flatMap(\.versionIdentifiers)) == ["1.1", "2.0"])
     }
 

@@ -127,7 +127,7 @@ struct ModelMergingTests {
         #expect(model.entityVersionHashesByName == expected.entityVersionHashesByName)
         #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
         // The versions differ, so picking the right one is what made the hashes match.
-        let versions = LightweightMigration.versions(inBundle: resources.appendingPathComponent("SampleModel.xcdatamodeld"))
+        let versions = ModelVersionBundle.versions(inBundle: resources.appendingPathComponent("SampleModel.xcdatamodeld"))
         #expect(versions.count == 3)
         #expect(versions.filter { $0.entityVersionHashesByName == expected.entityVersionHashesByName }.count == 1)
     }

@@ -323,19 +323,19 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         guard let value else { return statement.bindNull(index) }
         switch type {
         case .integer64AttributeType:
-            if let v = ValueConversion.exactly(value, as: Int64.self) ?? value as? Int64 { return statement.bind(v, index) }
+            if let v = ValueConversion.cast(value, to: Int64.self) { return statement.bind(v, index) }
         case .integer32AttributeType:
-            if let v = ValueConversion.exactly(value, as: Int32.self) ?? value as? Int32 { return statement.bind(Int64(v), index) }
+            if let v = ValueConversion.cast(value, to: Int32.self) { return statement.bind(Int64(v), index) }
         case .integer16AttributeType:
-            if let v = ValueConversion.exactly(value, as: Int16.self) ?? value as? Int16 { return statement.bind(Int64(v), index) }
+            if let v = ValueConversion.cast(value, to: Int16.self) { return statement.bind(Int64(v), index) }
         case .booleanAttributeType:
-            if let v = ValueConversion.exactly(value, as: Bool.self) ?? value as? Bool { return statement.bind(Int64(v ? 1 : 0), index) }
+            if let v = ValueConversion.cast(value, to: Bool.self) { return statement.bind(Int64(v ? 1 : 0), index) }
         case .doubleAttributeType:
-            if let v = ValueConversion.exactly(value, as: Double.self) ?? value as? Double { return statement.bind(v, index) }
+            if let v = ValueConversion.cast(value, to: Double.self) { return statement.bind(v, index) }
         case .stringAttributeType:
-            if let v = ValueConversion.exactly(value, as: String.self) ?? value as? String { return statement.bind(v, index) }
+            if let v = ValueConversion.cast(value, to: String.self) { return statement.bind(v, index) }
         case .dateAttributeType:
-            if let v = ValueConversion.exactly(value, as: Date.self) ?? value as? Date {
+            if let v = ValueConversion.cast(value, to: Date.self) {
                 return statement.bind(v.timeIntervalSinceReferenceDate, index)
             }
         default: break
