@@ -14,18 +14,50 @@ package struct PredicateParser {
     private let tokens: [PredicateToken]
     private let arguments: [Any]
     private var position = 0
+    /// Parsing a template (``PredicateTemplates``): specifiers become slot variables, and any step
+    /// whose outcome depends on an argument's value throws ``PredicateTemplates/ValueDependent``.
+    private let templating: Bool
+    /// Set (and kept through backtracking) once a template parse met a value-dependent step.
+    private var valueDependent = false
     /// Nesting depth of the recursive descent, bounded so hostile input cannot overflow the stack.
     private var depth = 0
     private static let maximumDepth = 256
 
-    private init(format: String, arguments: [Any]) throws {
+    private init(format: String, arguments: [Any], templating: Bool = false) throws {
         self.format = format
         self.arguments = arguments
+        self.templating = templating
         tokens = try PredicateLexer.tokenize(format)
     }
 
     package static func parsePredicate(_ format: String, arguments: [Any]) throws -> NSPredicate {
+        if let predicate = PredicateTemplates.predicate(format, arguments: arguments) { return predicate }
+        return try parsePredicateUncached(format, arguments: arguments)
+    }
+
+    /// Parses `format` without ``PredicateTemplates`` (which falls back to this, and tests compare with it).
+    package static func parsePredicateUncached(_ format: String, arguments: [Any]) throws -> NSPredicate {
         try reporting { try parsePredicateThrowingSyntaxError(format, arguments: arguments) }
+    }
+
+    /// Parses `format` as a template: each specifier becomes the variable
+    /// ``PredicateTemplates/slotName(_:)``, and the specifier tokens are returned in order.
+    /// Throws ``PredicateTemplates/ValueDependent`` where the parse would depend on an argument.
+    static func parseTemplate(_ format: String) throws -> (NSPredicate, [PredicateToken]) {
+        var parser = try PredicateParser(format: format, arguments: [], templating: true)
+        if parser.current.kind == .end { throw PredicateTemplates.ValueDependent() }
+        let predicate = try parser.parseOr()
+        // A backtracking branch may have met a value-dependent step and been abandoned: unusable too.
+        guard parser.current.kind == .end, !parser.valueDependent else { throw PredicateTemplates.ValueDependent() }
+        let slots = parser.tokens.filter { if case .specifier = $0.kind { true } else { false } }
+        return (predicate, slots)
+    }
+
+    /// Throws ``PredicateTemplates/ValueDependent`` when templating and `expression` is a slot.
+    private mutating func requireValueIndependent(_ expressions: some Collection<NSExpression>) throws {
+        guard templating, expressions.contains(where: PredicateTemplates.isSlot) else { return }
+        valueDependent = true
+        throw PredicateTemplates.ValueDependent()
     }
 
     package static func parseExpression(_ format: String, arguments: [Any]) throws -> NSExpression {
@@ -293,6 +325,7 @@ package struct PredicateParser {
         defer { depth -= 1 }
         if accept(symbol: "-") {
             let operand = try parseUnary()
+            try requireValueIndependent([operand])
             if case .constant(let value) = operand._node, let negated = PredicateValues.negate(value) {
                 return NSExpression(_node: .constant(negated))
             }
@@ -309,10 +342,16 @@ package struct PredicateParser {
                 switch current.kind {
                 case .word(let word, _): key = word
                 case .atWord(let word): key = "@" + word
-                case .specifier(let conversion, _, _) where conversion == "K": key = try keyPathArgument(current)
+                case .specifier(let conversion, _, _) where conversion == "K":
+                    if templating {
+                        valueDependent = true
+                        throw PredicateTemplates.ValueDependent()
+                    }
+                    key = try keyPathArgument(current)
                 default: throw error("expected a key after '.'", at: current)
                 }
                 position += 1
+                try requireValueIndependent([expression])
                 expression = Self.appending(key, to: expression)
             } else if current.isSymbol("[") {
                 position += 1
@@ -447,6 +486,7 @@ package struct PredicateParser {
     private mutating func parseFunctionCall() throws -> NSExpression {
         let open = current
         var arguments = try parseArguments()
+        if arguments.count >= 2 { try requireValueIndependent([arguments[1]]) }
         guard arguments.count >= 2, case .constant(let selector as String) = arguments[1]._node else {
             throw error("FUNCTION expects a receiver and a selector name string", at: open)
         }
@@ -459,6 +499,7 @@ package struct PredicateParser {
     private mutating func parseCast() throws -> NSExpression {
         let open = current
         let arguments = try parseArguments()
+        try requireValueIndependent(arguments.prefix(2))
         guard arguments.count == 2, case .constant(let type as String) = arguments[1]._node else {
             throw error("CAST expects a value and a type name string", at: open)
         }
@@ -507,28 +548,43 @@ package struct PredicateParser {
         guard index < arguments.count else {
             throw error("missing argument for '\(text)': the format has more specifiers than the \(arguments.count) argument\(arguments.count == 1 ? "" : "s") given", at: token)
         }
-        let value = arguments[index]
+        return Self.argumentValue(arguments[index])
+    }
+
+    /// An argument as the parser reads it: `NSNull` (a `nil` argument) as `nil`, optionals unwrapped.
+    static func argumentValue(_ value: Any) -> Any? {
         // A metadata comparison: `is NSNull` on a Swift value would look for a bridge first.
         if ObjectIdentifier(type(of: value)) == ObjectIdentifier(NSNull.self) { return nil }
         return ValueConversion.unwrap(value)
     }
 
     private func keyPathArgument(_ token: PredicateToken) throws -> String {
-        let value = try argument(for: token)
+        try Self.keyPath(from: try argument(for: token), token, format: format)
+    }
+
+    private static func keyPath(from value: Any?, _ token: PredicateToken, format: String) throws -> String {
+        if let value, let string = ValueConversion.exactly(value, as: String.self) { return string }
         if let string = value as? String { return string }
         if let string = value as? NSString { return String(string) }
         if let string = value as? Substring { return String(string) }
         let typeName = value.map { "\(type(of: $0))" } ?? "nil"
-        throw error("'%K' expects a key path string, got \(typeName)", at: token)
+        throw PredicateSyntaxError(format: format, offset: token.offset, message: "'%K' expects a key path string, got \(typeName)")
     }
 
     private func argumentExpression(_ token: PredicateToken) throws -> NSExpression {
-        guard case .specifier(let conversion, let text, _) = token.kind else { return NSExpression(_node: .constant(nil)) }
+        guard case .specifier(let conversion, _, let index) = token.kind else { return NSExpression(_node: .constant(nil)) }
+        if templating { return NSExpression(_node: .variable(PredicateTemplates.slotName(index))) }
         if conversion == "K" { return NSExpression(_node: .keyPath(operand: nil, path: try keyPathArgument(token))) }
-        let value = try argument(for: token)
+        return try Self.argumentExpression(token, value: try argument(for: token), format: format)
+    }
+
+    /// The expression a specifier stands for, given its argument (read by ``argumentValue(_:)``).
+    static func argumentExpression(_ token: PredicateToken, value: Any?, format: String) throws -> NSExpression {
+        guard case .specifier(let conversion, let text, _) = token.kind else { return NSExpression(_node: .constant(nil)) }
+        if conversion == "K" { return NSExpression(_node: .keyPath(operand: nil, path: try keyPath(from: value, token, format: format))) }
         func mismatch(_ expected: String) -> PredicateSyntaxError {
             let typeName = value.map { "\(type(of: $0))" } ?? "nil"
-            return error("'\(text)' expects \(expected), got \(typeName)", at: token)
+            return PredicateSyntaxError(format: format, offset: token.offset, message: "'\(text)' expects \(expected), got \(typeName)")
         }
         switch conversion {
         case "@":
@@ -560,7 +616,7 @@ package struct PredicateParser {
             }
             throw mismatch("a character")
         default:
-            throw error("'\(text)' is not supported", at: token)
+            throw PredicateSyntaxError(format: format, offset: token.offset, message: "'\(text)' is not supported")
         }
     }
 }

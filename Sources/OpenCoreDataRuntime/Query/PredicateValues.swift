@@ -59,6 +59,13 @@ package enum PredicateValues {
     }
 
     package static func number(_ value: Any) -> PredicateNumber? {
+        // The common exact types first, by metadata: each `as?` below is a runtime cast.
+        if let v = ValueConversion.exactly(value, as: Int.self) { return .integer(v) }
+        if let v = ValueConversion.exactly(value, as: Int64.self) { return .integer(Int(v)) }
+        if let v = ValueConversion.exactly(value, as: Double.self) { return .double(v) }
+        if let v = ValueConversion.exactly(value, as: Int32.self) { return .integer(Int(v)) }
+        if let v = ValueConversion.exactly(value, as: Int16.self) { return .integer(Int(v)) }
+        if let v = ValueConversion.exactly(value, as: Bool.self) { return .integer(v ? 1 : 0) }
         switch value {
         case let v as Bool: return .integer(v ? 1 : 0)
         case let v as Int: return .integer(v)
@@ -89,7 +96,8 @@ package enum PredicateValues {
     }
 
     package static func string(_ value: Any) -> String? {
-        switch value {
+        if let s = ValueConversion.exactly(value, as: String.self) { return s }
+        return switch value {
         case let s as String: s
         case let s as Substring: String(s)
         case let c as Character: String(c)

@@ -349,4 +349,36 @@ import class OpenCoreDataRuntime.NSPredicate
         for failure in failures { print("corpus FAIL \(failure)") }
         #expect(failures.isEmpty, "\(failures.count) corpus cases failed")
     }
+
+    /// Every corpus predicate format, parsed a second time (so from ``PredicateTemplates``'s cached
+    /// template when it has one), gives the predicate the direct parse gives, or the same error.
+    @Test func templatesGiveTheDirectParse() throws {
+        var compared = 0
+        var parsed = 0
+        var templated = 0
+        for c in try Self.loadCases() {
+            guard let format = c.format, !c.kind.hasPrefix("expression") else { continue }
+            let direct = Result { try PredicateParser.parsePredicateUncached(format, arguments: c.args) }
+            for _ in 0..<2 {
+                let cached = Result { try NSPredicate(validatingFormat: format, argumentArray: c.args) }
+                switch (direct, cached) {
+                case (.success(let expected), .success(let got)):
+                    #expect(got == expected, "\(c.id): \(format)")
+                    #expect(got.predicateFormat == expected.predicateFormat, "\(c.id): \(format)")
+                case (.failure(let expected), .failure(let got)):
+                    #expect("\(got)" == "\(expected)", "\(c.id): \(format)")
+                default:
+                    Issue.record("\(c.id): \(format): direct \(direct), cached \(cached)")
+                }
+            }
+            compared += 1
+            if case .success = direct {
+                parsed += 1
+                if PredicateTemplates.usesTemplate(format) { templated += 1 }
+            }
+        }
+        #expect(compared > 800)
+        // Every well-formed corpus format has a template (none depends on an argument's value).
+        #expect(templated == parsed, "only \(templated) of \(parsed) well-formed formats use a template")
+    }
 }

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Parsed predicate format strings, kept per format string, so that a predicate built in a loop
+/// (`NSPredicate(format: "%K == %lld", "id", id)`, the seeds' `findOrCreate`) is tokenized and
+/// parsed once.
+///
+/// A template is the parse of the format with every specifier as a slot: the variable
+/// `%0`, `%1`, ... (a name no format string can write, since `$` must be followed by a letter).
+/// Instantiating it substitutes, for each slot, the expression the direct parse builds from the
+/// argument (``PredicateParser/argumentExpression(_:value:format:)``), through the same walk as
+/// `withSubstitutionVariables(_:)`; the result is the tree the direct parse gives.
+///
+/// Formats whose parse depends on an argument's value (`-%d`, which folds to a constant; `%K.name`
+/// and `name.%K`, which join key paths; `FUNCTION(x, %@)`; `CAST(%@, ...)`) are marked unusable and
+/// always parsed directly, as are malformed formats. So is any instantiation whose arguments are
+/// missing or of the wrong kind, so that errors are the direct parse's, with its messages.
+enum PredicateTemplates {
+    /// Thrown while parsing a template where the parse would depend on an argument's value.
+    struct ValueDependent: Error {}
+
+    private enum Entry {
+        case template(NSPredicate, slots: [PredicateToken])
+        case unusable
+    }
+
+    /// Bounded, so formats built by interpolating values cannot grow it without limit: when full it
+    /// is emptied (the next uses parse again).
+    private static let capacity = 256
+    private static let cache = Locked<[String: Entry]>([:])
+
+    private static let slotNames = (0..<16).map { "%\($0)" }
+
+    /// The variable name standing for the argument at `index` in a template.
+    static func slotName(_ index: Int) -> String {
+        index < slotNames.count ? slotNames[index] : "%\(index)"
+    }
+
+    /// Whether `expression` is a template slot.
+    static func isSlot(_ expression: NSExpression) -> Bool {
+        if case .variable(let name) = expression._node { return name.utf8.first == UInt8(ascii: "%") }
+        return false
+    }
+
+    /// The predicate `format` with `arguments`, from the cached template; `nil` when the format must
+    /// be parsed directly (see the type's documentation).
+    static func predicate(_ format: String, arguments: [Any]) -> NSPredicate? {
+        let entry = cache.withLock { $0[format] } ?? store(format)
+        guard case .template(let template, let slots) = entry else { return nil }
+        if slots.isEmpty { return template }  // immutable: shared
+        var variables: [String: Any] = [:]
+        for token in slots {
+            guard case .specifier(_, _, let index) = token.kind, index < arguments.count,
+                let expression = try? PredicateParser.argumentExpression(
+                    token, value: PredicateParser.argumentValue(arguments[index]), format: format)
+            else { return nil }
+            variables[slotName(index)] = expression
+        }
+        return template._substituting(variables)
+    }
+
+    /// Whether `format` can be parsed as a template (for tests).
+    static func usesTemplate(_ format: String) -> Bool {
+        (try? PredicateParser.parseTemplate(format)) != nil
+    }
+
+    private static func store(_ format: String) -> Entry {
+        let entry: Entry
+        if let (template, slots) = try? PredicateParser.parseTemplate(format) {
+            entry = .template(template, slots: slots)
+        } else {
+            entry = .unusable
+        }
+        cache.withLock { cache in
+            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
+            cache[format] = entry
+        }
+        return entry
+    }
+}
