@@ -116,6 +116,19 @@ package enum ValueConversion {
         }
     }
 
+    /// `value` if it is a managed object boxed as `NSManagedObject` (as a store's `[NSManagedObject]`
+    /// results are when seen as `[Any]`), without the runtime's general cast; else `nil` (no answer).
+    /// The container layout is the one ``exactly(_:as:)`` relies on; a class reference is inline.
+    @inline(__always)
+    package static func boxedManagedObject(_ value: Any) -> NSManagedObject? {
+        withUnsafePointer(to: value) { container in
+            let raw = UnsafeRawPointer(container)
+            let metadata = raw.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer.self)
+            guard metadata == unsafeBitCast(NSManagedObject.self as Any.Type, to: UnsafeRawPointer.self) else { return nil }
+            return raw.load(as: NSManagedObject.self)
+        }
+    }
+
     private static func convertSlow<T>(_ value: Any?, to: T.Type) -> T? {
         guard let value = unwrap(value) else { return nil }
         if let numeric = T.self as? any ManagedNumericValue.Type {

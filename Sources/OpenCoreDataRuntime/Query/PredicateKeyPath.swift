@@ -8,12 +8,24 @@ import Foundation
 /// Unlike Foundation's KVC, a step through a to-many relationship of a to-many relationship
 /// (`departments.employees.name`) flattens into one collection, as Core Data's SQL does for `ANY`.
 package enum PredicateKeyPath {
+    /// Whether `keyPath` has more than one step (contains a `.`).
+    @inline(__always)
+    package static func isCompound(_ keyPath: String) -> Bool {
+        keyPath.utf8.contains(UInt8(ascii: "."))
+    }
+
+    /// The steps of `keyPath`, empty ones kept (`a..b` has an empty middle step). A one-step key path,
+    /// the common case, is not split (splitting costs two allocations and a copy per step).
+    package static func components(_ keyPath: String) -> [String] {
+        isCompound(keyPath) ? keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init) : [keyPath]
+    }
+
     package static func value(of root: Any?, keyPath: String) -> Any? {
         // One plain key (`code`), the common case: no splitting (two allocations per evaluation).
-        if !keyPath.utf8.contains(UInt8(ascii: ".")), keyPath.utf8.first != UInt8(ascii: "@") {
+        if !isCompound(keyPath), keyPath.utf8.first != UInt8(ascii: "@") {
             return step(root, keyPath)
         }
-        let components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let components = components(keyPath)
         var current: Any? = root
         var index = 0
         while index < components.count {

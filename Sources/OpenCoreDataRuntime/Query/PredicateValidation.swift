@@ -89,7 +89,7 @@ private struct PredicateValidator {
     @discardableResult
     func destination(of path: String, from start: NSEntityDescription) throws -> NSEntityDescription? {
         var current: NSEntityDescription? = start
-        let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let components = PredicateKeyPath.components(path)
         for (index, component) in components.enumerated() {
             guard let entity = current else { return nil }  // past an attribute: not checked
             if component.hasPrefix("@") { return nil }

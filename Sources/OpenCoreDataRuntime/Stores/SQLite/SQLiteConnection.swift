@@ -9,6 +9,9 @@ final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     let url: URL
     private var cache: [String: SQLiteStatement] = [:]
+    /// The same statements for fetches, found by their shape, which is cheaper to hash than the SQL
+    /// text with its long select list. (A concrete key: `AnyHashable` cost more than the text.)
+    private var fetchCache: [SQLiteStore.FetchShape: SQLiteStatement] = [:]
     /// Test hook: told the SQL of every statement run (placeholders only, never values).
     var statementObserver: ((String) -> Void)?
 
@@ -56,6 +59,7 @@ final class SQLiteConnection {
     func close() {
         for statement in cache.values { statement.finalize() }
         cache.removeAll()
+        fetchCache.removeAll()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -71,6 +75,19 @@ final class SQLiteConnection {
         }
         let statement = try prepareUncached(sql)
         cache[sql] = statement
+        return statement
+    }
+
+    /// The cached prepared statement for a fetch of `shape`, reset and with bindings cleared; on a
+    /// miss, `sql()` is prepared (through the SQL-keyed cache) and remembered under `shape`.
+    func prepare(shape: SQLiteStore.FetchShape, sql: () -> String) throws -> SQLiteStatement {
+        if let cached = fetchCache[shape] {
+            statementObserver?(cached.sql)
+            cached.reset()
+            return cached
+        }
+        let statement = try prepare(sql())
+        fetchCache[shape] = statement
         return statement
     }
 

@@ -55,7 +55,7 @@ final class SQLiteQuery {
     // MARK: Key paths
 
     private func resolve(_ keyPath: String) -> Target? {
-        let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = PredicateKeyPath.components(keyPath)
         guard !parts.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
         var alias = rootAlias
         var entity = mapping.entity
@@ -204,7 +204,7 @@ final class SQLiteQuery {
     /// relationship of the fetched entity: correlated subqueries over the destination rows.
     private func compileToManyComparison(_ predicate: NSComparisonPredicate) -> String? {
         let subject = predicate.leftExpression
-        guard subject.expressionType == .keyPath else { return nil }
+        guard subject.expressionType == .keyPath, PredicateKeyPath.isCompound(subject.keyPath) else { return nil }
         let parts = subject.keyPath.split(separator: ".", maxSplits: 1).map(String.init)
         guard parts.count == 2, let slot = mapping.entity.layout.indexByName[parts[0]],
             let toMany = mapping.toMany[slot], Self.constant(predicate.rightExpression) != nil

@@ -41,25 +41,30 @@ extension SQLiteStore {
         let sortInMemory = !sorts.isEmpty && order == nil
         let allInSQL = residual.isEmpty && !sortInMemory
 
-        var from = "FROM \(table.name) t0"
-        if !query.joins.isEmpty { from += " " + query.joins.joined(separator: " ") }
-        if !conditions.isEmpty { from += " WHERE " + conditions.joined(separator: " AND ") }
-        var tail = " ORDER BY " + ((order ?? []) + ["t0.Z_PK"]).joined(separator: ", ")
+        let limited = allInSQL && (request.fetchLimit > 0 || request.fetchOffset > 0)
         var bindings = query.bindings
-        if allInSQL, request.fetchLimit > 0 || request.fetchOffset > 0 {
-            tail += " LIMIT ? OFFSET ?"
+        if limited {
             bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
             bindings.append(.integer(Int64(request.fetchOffset)))
+        }
+        // The SQL text, built only when the statement for this shape is not cached yet.
+        func from() -> String {
+            var from = "FROM \(table.name) t0"
+            if !query.joins.isEmpty { from += " " + query.joins.joined(separator: " ") }
+            if !conditions.isEmpty { from += " WHERE " + conditions.joined(separator: " AND ") }
+            return from
+        }
+        func tail() -> String {
+            " ORDER BY " + ((order ?? []) + ["t0.Z_PK"]).joined(separator: ", ") + (limited ? " LIMIT ? OFFSET ?" : "")
+        }
+        func shape(_ columns: FetchShape.Columns) -> FetchShape {
+            FetchShape(mapping: mapping, columns: columns, conditions: conditions, joins: query.joins, order: order ?? [], limited: limited)
         }
 
         // Counts and IDs need no row values when everything ran in SQL.
         if allInSQL, request.resultType == .countResultType {
-            let sql =
-                tail.contains("LIMIT")
-                ? "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(from)\(tail))"
-                : "SELECT COUNT(*) \(from)"
-            let values = tail.contains("LIMIT") ? bindings : query.bindings
-            guard case .integer(let count)? = try connection.column(sql, values).first else { return [0] }
+            let sql = limited ? "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(from())\(tail()))" : "SELECT COUNT(*) \(from())"
+            guard case .integer(let count)? = try connection.column(sql, limited ? bindings : query.bindings).first else { return [0] }
             return [Int(count)]
         }
         // IDs, and objects without property values (faults that load when first used), need only keys.
@@ -67,7 +72,7 @@ extension SQLiteStore {
             request.resultType == .managedObjectIDResultType
             || (request.resultType == .managedObjectResultType && !request.includesPropertyValues)
         if allInSQL, keysOnly {
-            let statement = try connection.prepare("SELECT t0.Z_PK, t0.Z_ENT \(from)\(tail)")
+            let statement = try connection.prepare(shape: shape(.keys)) { "SELECT t0.Z_PK, t0.Z_ENT \(from())\(tail())" }
             defer { statement.reset() }
             statement.bind(bindings)
             var ids: [NSManagedObjectID] = []
@@ -79,7 +84,7 @@ extension SQLiteStore {
             return ids.map { context.object(with: $0) }
         }
 
-        let statement = try connection.prepare("SELECT \(table.selectList) \(from)\(tail)")
+        let statement = try connection.prepare(shape: shape(.rows)) { "SELECT \(table.selectList) \(from())\(tail())" }
         defer { statement.reset() }
         statement.bind(bindings)
 
@@ -135,6 +140,33 @@ extension SQLiteStore {
         default:
             if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
             return Array(slice)
+        }
+    }
+
+    /// What a fetch's SQL is made of, short of its text: the key of its cached statement.
+    struct FetchShape: Hashable {
+        enum Columns: Hashable { case rows, keys }
+        /// The fetched entity's mapping, compared by identity: it fixes the table and its select list.
+        /// Held strongly, so a mapping of a later schema can never take its identity.
+        let mapping: SQLiteSchema.EntityMapping
+        let columns: Columns
+        let conditions: [String]
+        let joins: [String]
+        let order: [String]
+        let limited: Bool
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.mapping === b.mapping && a.columns == b.columns && a.limited == b.limited && a.conditions == b.conditions
+                && a.joins == b.joins && a.order == b.order
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(ObjectIdentifier(mapping))
+            hasher.combine(columns)
+            hasher.combine(conditions)
+            hasher.combine(joins)
+            hasher.combine(order)
+            hasher.combine(limited)
         }
     }
 
