@@ -75,7 +75,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         PredicateEvaluator.evaluate(self, object: object, scope: scope)
     }
 
-    package override func _substituting(_ variables: [String: Any]) -> NSPredicate {
+    package override func _substituting(_ variables: SubstitutionVariables) -> NSPredicate {
         NSComparisonPredicate(
             leftExpression: PredicateSubstitution.substitute(leftExpression, variables),
             rightExpression: PredicateSubstitution.substitute(rightExpression, variables),

@@ -66,7 +66,7 @@ open class NSCompoundPredicate: NSPredicate, @unchecked Sendable {
         }
     }
 
-    package override func _substituting(_ variables: [String: Any]) -> NSPredicate {
+    package override func _substituting(_ variables: SubstitutionVariables) -> NSPredicate {
         NSCompoundPredicate(type: compoundPredicateType, subpredicates: _subpredicates.map { $0._substituting(variables) })
     }
 

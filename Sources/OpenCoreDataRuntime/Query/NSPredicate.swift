@@ -103,10 +103,10 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// - Note: Linux: Apple raises for a variable missing from `variables`; we keep it.
     open func withSubstitutionVariables(_ variables: [String: Any]) -> Self {
-        _substituting(variables) as? Self ?? self
+        _substituting(SubstitutionVariables(named: variables)) as? Self ?? self
     }
 
-    package func _substituting(_ variables: [String: Any]) -> NSPredicate { self }
+    package func _substituting(_ variables: SubstitutionVariables) -> NSPredicate { self }
 
     /// Kept for source compatibility: evaluation is always allowed here.
     ///

@@ -147,13 +147,32 @@ package enum PredicateEquality {
     }
 }
 
+/// The values `withSubstitutionVariables(_:)` puts in place of variables: named ones, and the
+/// slots of a format template (``PredicateTemplates``), whose variable `%i` is `slots[i]`.
+package struct SubstitutionVariables {
+    package var named: [String: Any]
+    package var slots: [NSExpression] = []
+
+    package init(named: [String: Any], slots: [NSExpression] = []) {
+        self.named = named
+        self.slots = slots
+    }
+
+    func value(_ name: String) -> Any? {
+        if !slots.isEmpty, name.utf8.first == UInt8(ascii: "%"), let index = Int(name.dropFirst(), radix: 10), index < slots.count {
+            return slots[index]
+        }
+        return named.isEmpty ? nil : named[name]
+    }
+}
+
 /// `withSubstitutionVariables(_:)` on expressions, and validity checks of nested predicates.
 package enum PredicateSubstitution {
-    package static func substitute(_ expression: NSExpression, _ variables: [String: Any]) -> NSExpression {
+    package static func substitute(_ expression: NSExpression, _ variables: SubstitutionVariables) -> NSExpression {
         func sub(_ e: NSExpression) -> NSExpression { substitute(e, variables) }
         switch expression._node {
         case .variable(let name):
-            guard let value = variables[name] else { return expression }
+            guard let value = variables.value(name) else { return expression }
             if let replacement = value as? NSExpression { return replacement }
             return NSExpression(_node: .constant(PredicateValues.normalize(value)))
         case .constant, .symbolic, .evaluatedObject, .anyKey:
@@ -168,7 +187,7 @@ package enum PredicateSubstitution {
             return NSExpression(_node: .setOperation(type, sub(left), sub(right)))
         case .subquery(let collection, let variable, let predicate):
             var inner = variables
-            inner[variable] = nil  // the iteration variable is bound by the subquery, not substituted
+            inner.named[variable] = nil  // the iteration variable is bound by the subquery, not substituted
             return NSExpression(_node: .subquery(collection: sub(collection), variable: variable, predicate: predicate._substituting(inner)))
         case .block(let block, let arguments):
             return NSExpression(_node: .block(block, arguments?.map(sub)))

@@ -47,15 +47,17 @@ enum PredicateTemplates {
         let entry = cache.withLock { $0[format] } ?? store(format)
         guard case .template(let template, let slots) = entry else { return nil }
         if slots.isEmpty { return template }  // immutable: shared
-        var variables: [String: Any] = [:]
+        var expressions: [NSExpression] = []
+        expressions.reserveCapacity(slots.count)
         for token in slots {
-            guard case .specifier(_, _, let index) = token.kind, index < arguments.count,
+            // Specifiers are numbered in order, so slot `%i` is the i-th.
+            guard case .specifier(_, _, let index) = token.kind, index == expressions.count, index < arguments.count,
                 let expression = try? PredicateParser.argumentExpression(
                     token, value: PredicateParser.argumentValue(arguments[index]), format: format)
             else { return nil }
-            variables[slotName(index)] = expression
+            expressions.append(expression)
         }
-        return template._substituting(variables)
+        return template._substituting(SubstitutionVariables(named: [:], slots: expressions))
     }
 
     /// Whether `format` can be parsed as a template (for tests).
