@@ -133,6 +133,7 @@ extension NSManagedObjectContext {
 
     /// Whether unsaved changes could change the results of a fetch for `entity`.
     package func hasPendingChanges(for entity: NSEntityDescription) -> Bool {
+        if inserted.isEmpty, deleted.isEmpty, changed.isEmpty { return false }  // most fetches: no closures, no scans
         let root = entity.rootEntity
         let touches = { (object: NSManagedObject) in object.entity.rootEntity === root }
         return inserted.values.contains(where: touches) || deleted.values.contains(where: touches)

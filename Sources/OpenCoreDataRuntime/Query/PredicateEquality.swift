@@ -158,11 +158,17 @@ package struct SubstitutionVariables {
         self.slots = slots
     }
 
-    func value(_ name: String) -> Any? {
-        if !slots.isEmpty, name.utf8.first == UInt8(ascii: "%"), let index = Int(name.dropFirst(), radix: 10), index < slots.count {
-            return slots[index]
+    /// The template slot `name` stands for (`%` and decimal digits), if any.
+    func slot(_ name: String) -> NSExpression? {
+        guard !slots.isEmpty else { return nil }
+        var utf8 = name.utf8.makeIterator()
+        guard utf8.next() == UInt8(ascii: "%") else { return nil }
+        var index = 0
+        while let byte = utf8.next() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), index < slots.count else { return nil }
+            index = index * 10 + Int(byte - UInt8(ascii: "0"))
         }
-        return named.isEmpty ? nil : named[name]
+        return index < slots.count ? slots[index] : nil
     }
 }
 
@@ -172,7 +178,8 @@ package enum PredicateSubstitution {
         func sub(_ e: NSExpression) -> NSExpression { substitute(e, variables) }
         switch expression._node {
         case .variable(let name):
-            guard let value = variables.value(name) else { return expression }
+            if let slot = variables.slot(name) { return slot }
+            guard !variables.named.isEmpty, let value = variables.named[name] else { return expression }
             if let replacement = value as? NSExpression { return replacement }
             return NSExpression(_node: .constant(PredicateValues.normalize(value)))
         case .constant, .symbolic, .evaluatedObject, .anyKey:

@@ -50,6 +50,10 @@ package struct PredicateParser {
         // A backtracking branch may have met a value-dependent step and been abandoned: unusable too.
         guard parser.current.kind == .end, !parser.valueDependent else { throw PredicateTemplates.ValueDependent() }
         let slots = parser.tokens.filter { if case .specifier = $0.kind { true } else { false } }
+        // Specifiers are numbered in order of appearance; templates rely on it.
+        guard slots.indices.allSatisfy({ if case .specifier(_, _, $0) = slots[$0].kind { true } else { false } }) else {
+            throw PredicateTemplates.ValueDependent()
+        }
         return (predicate, slots)
     }
 

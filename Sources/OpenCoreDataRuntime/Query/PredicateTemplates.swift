@@ -49,11 +49,11 @@ enum PredicateTemplates {
         if slots.isEmpty { return template }  // immutable: shared
         var expressions: [NSExpression] = []
         expressions.reserveCapacity(slots.count)
-        for token in slots {
-            // Specifiers are numbered in order, so slot `%i` is the i-th.
-            guard case .specifier(_, _, let index) = token.kind, index == expressions.count, index < arguments.count,
-                let expression = try? PredicateParser.argumentExpression(
-                    token, value: PredicateParser.argumentValue(arguments[index]), format: format)
+        // Specifiers are numbered in order, so slot `%i` is the i-th specifier and argument.
+        guard slots.count <= arguments.count else { return nil }
+        for index in slots.indices {
+            guard let expression = try? PredicateParser.argumentExpression(
+                    slots[index], value: PredicateParser.argumentValue(arguments[index]), format: format)
             else { return nil }
             expressions.append(expression)
         }
