@@ -23,9 +23,9 @@ enum PredicateTemplates {
         case unusable
     }
 
-    /// Bounded, so formats built by interpolating values cannot grow it without limit: when full it
-    /// is emptied (the next uses parse again).
-    private static let capacity = 256
+    /// Bounded as the lexer's token cache is, so formats built by interpolating values cannot grow it
+    /// without limit: when full it is emptied (the next uses parse again).
+    private static let capacity = PredicateLexer.cacheLimit
     private static let cache = Locked<[String: Entry]>([:])
 
     private static let slotNames = (0..<16).map { "%\($0)" }
