@@ -34,6 +34,8 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     /// keeps an ID in a smaller allocation (one per row of a large fetch).
     private let storeKey: ObjectIdentifier
     private let cachedHash: Int
+    /// `hash` without the dynamic dispatch, for the context's registry.
+    package var _cachedHash: Int { cachedHash }
 
     private static let temporaryCounter = Atomic<UInt64>(0)
     private static let temporaryPrefix = UUID().uuidString
