@@ -215,7 +215,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         let count = mapping.slotCount
         var values = ContiguousArray<Any?>(unsafeUninitializedCapacity: count) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
-            base.initialize(repeating: nil, count: count)
+            for slot in 0..<count { (base + slot).initialize(to: nil) }
             initialized = count
             for plain in plainColumns {
                 let column = offset + 3 + plain.column
