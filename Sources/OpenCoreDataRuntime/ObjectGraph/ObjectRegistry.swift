@@ -45,6 +45,9 @@ package struct ObjectRegistry {
     }
 
     package var count: Int { entries.count }
+
+    /// Makes room for `capacity` entries at once (a large fetch), instead of rehashing as it grows.
+    package mutating func reserveCapacity(_ capacity: Int) { entries.reserveCapacity(capacity) }
     package var values: some Collection<WeakObject> { entries.values }
 
     /// Every registered object that is still alive.
