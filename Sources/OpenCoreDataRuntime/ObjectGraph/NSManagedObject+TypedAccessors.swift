@@ -15,6 +15,11 @@ extension NSManagedObject {
         }
         willAccessValue(forKey: key.name)
         if _isFault { _fireFault() }  // an override of willAccessValue(forKey:) may not call super
+        // The common case, a value of exactly `T`, is read in place; anything else is copied out and converted.
+        if let exact = ValueConversion.exactly(in: _values, at: slot, as: T.self) {
+            didAccessValue(forKey: key.name)
+            return exact
+        }
         let raw = _values[slot]
         didAccessValue(forKey: key.name)
         guard let raw else { return nil }

@@ -23,7 +23,7 @@ open class NSManagedObject: NSObject {
     // a tenth of the benchmarks' instructions (callgrind, cases 1, 2 and 5).
     package let _layout: EntityLayout
     @exclusivity(unchecked) package var _objectID: NSManagedObjectID
-    package weak var _context: NSManagedObjectContext?
+    @exclusivity(unchecked) package weak var _context: NSManagedObjectContext?
     /// Current values, one per slot; empty while the object is a fault.
     @exclusivity(unchecked) package var _values: ContiguousArray<Any?> = []
     /// Values as last saved or fetched (to-one slots hold `NSManagedObjectID?`); `nil` for new objects.

@@ -113,15 +113,21 @@ extension NSManagedObjectContext {
 extension NSManagedObject {
     /// `awakeFromFetch()` with change tracking off, as Apple documents: values set there (through
     /// accessors too) do not make the object updated or its context changed.
+    ///
+    /// Only a change noted on this object (which always adds a slot to `_changedSlots`) can have
+    /// put it in its context's `changed`; so the table is looked at only when that may have
+    /// happened, and not at all when it is empty (two hash lookups per fired fault before).
     package func _awakeFromFetch() {
         let changedSlots = _changedSlots
         let notified = _notifiedChangeCount
         let key = ObjectIdentifier(self)
-        let wasChanged = _context?.changed[key] != nil
+        let context = _context
+        let wasChanged = context.map { !$0.changed.isEmpty && $0.changed[key] != nil } ?? false
         awakeFromFetch()
+        let noted = !_changedSlots.isEmpty
         _changedSlots = changedSlots
         _notifiedChangeCount = notified
-        if !wasChanged { _context?.changed[key] = nil }
+        if noted, !wasChanged { context?.changed[key] = nil }
     }
 
     /// Turns an object the context forgets (`reset()`) into a fault, inserted objects included.

@@ -8,7 +8,16 @@ import Foundation
 package struct ObjectRegistry {
     private struct Key: Hashable {
         let id: NSManagedObjectID
-        func hash(into hasher: inout Hasher) { hasher.combine(id.hash) }
+        func hash(into hasher: inout Hasher) { hasher.combine(id._cachedHash) }
+        /// What `Dictionary` asks for: the ID's hash (already a well-mixed `Hasher` result, made once
+        /// per ID) folded with the table's seed by one full-width multiply, instead of a `Hasher`
+        /// round per probe and per rehash (about 900 instructions per registered row, callgrind
+        /// case 2). The multiply's high half depends on every bit, so tables of different sizes
+        /// and seeds still order keys independently.
+        func _rawHashValue(seed: Int) -> Int {
+            let product = UInt64(bitPattern: Int64(id._cachedHash ^ seed)).multipliedFullWidth(by: 0x9E37_79B9_7F4A_7C15)
+            return Int(bitPattern: UInt(product.high ^ product.low))
+        }
         static func == (lhs: Key, rhs: Key) -> Bool { lhs.id._isSameID(as: rhs.id) }
     }
 
@@ -36,6 +45,9 @@ package struct ObjectRegistry {
     }
 
     package var count: Int { entries.count }
+
+    /// Makes room for `capacity` entries at once (a large fetch), instead of rehashing as it grows.
+    package mutating func reserveCapacity(_ capacity: Int) { entries.reserveCapacity(capacity) }
     package var values: some Collection<WeakObject> { entries.values }
 
     /// Every registered object that is still alive.

@@ -101,6 +101,10 @@ extension SQLiteStore {
         }
 
         var objects: [NSManagedObject] = []
+        // When SQL did everything, the objects go straight into the `[Any]` result (converting an
+        // `[NSManagedObject]` afterwards copied it, about 300 instructions per row, callgrind case 2).
+        let direct = allInSQL && request.resultType == .managedObjectResultType
+        var results: [Any] = []
         let asFault = request.returnsObjectsAsFaults && allInSQL
         var lastNumber: Int64 = -1
         var lastMapping: SQLiteSchema.EntityMapping?
@@ -115,12 +119,12 @@ extension SQLiteStore {
             let values = decodeRow(statement, mapping: rowMapping, offset: 0)
             let id = rowID(entity: rowMapping.entity, pk: statement.int64(0))
             try TransformableValues.checkDecoded(values, layout: rowMapping.entity.layout, objectID: id)
-            objects.append(
-                context._registerFetchedObject(
-                    objectID: id, values: values, version: statement.int64(2), asFault: asFault))
+            let object = context._registerFetchedObject(
+                objectID: id, values: values, version: statement.int64(2), asFault: asFault)
+            if direct { results.append(object) } else { objects.append(object) }
         }
         statement.reset()
-        if allInSQL, request.resultType == .managedObjectResultType { return objects }
+        if direct { return results }
 
         if !residual.isEmpty {
             objects = objects.filter { object in residual.allSatisfy { Self.evaluate($0, object) } }

@@ -208,12 +208,21 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> ContiguousArray<
         Any?
     > {
-        var values = ContiguousArray<Any?>(repeating: nil, count: mapping.slotCount)
-        // Plain attribute columns first, from a table of plain values (no reference counting per column).
-        for plain in mapping.plainAttributeColumns {
-            let column = offset + 3 + plain.column
-            if statement.isNull(column) { continue }
-            values[plain.slot] = decodeAttribute(statement, column, plain.type)
+        // Plain attribute columns first, from a table of plain values (no reference counting per
+        // column), decoded straight into the new array's storage: `init(repeating:count:)` and an
+        // assignment per column went through `Any?`'s generic copy and destroy (callgrind, case 2).
+        let plainColumns = mapping.plainAttributeColumns
+        let count = mapping.slotCount
+        var values = ContiguousArray<Any?>(unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            for slot in 0..<count { (base + slot).initialize(to: nil) }
+            initialized = count
+            for plain in plainColumns {
+                let column = offset + 3 + plain.column
+                if statement.isNull(column) { continue }
+                // The slot holds `nil`, which owns nothing: initializing over it leaks nothing.
+                (base + plain.slot).initialize(to: decodeAttribute(statement, column, plain.type))
+            }
         }
         for slot in mapping.otherSlots {
             let column = offset + 3 + Int32(slot.column)
