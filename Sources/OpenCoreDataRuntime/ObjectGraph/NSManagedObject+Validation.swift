@@ -26,7 +26,7 @@ extension NSManagedObject {
     package func _validateValue(_ value: inout Any?, forKey key: String) throws {
         // `_validateForSave` names the slot it is validating, which spares a lookup by name.
         let slot: Int
-        if _validationSlot >= 0, _layout.properties[_validationSlot].name == key {
+        if _validationSlot >= 0, _layout.names[_validationSlot] == key {
             slot = _validationSlot
         } else {
             guard let found = _layout.indexByName[key] else { return }
@@ -35,7 +35,7 @@ extension NSManagedObject {
         // The common case, checked without converting: a value of the attribute's own type, and no
         // validation predicates. It is valid as it is.
         if let type = _layout.attributeTypes[slot], let present = value, ValueConversion.hasCanonicalType(present, type),
-           _layout.properties[slot].validationPredicates.isEmpty {
+           !_layout.properties[slot]._hasValidationPredicates {
             return
         }
         if let error = OpenCoreDataError.grouping(_modelValidationErrors(slot: slot, value: value)) { throw error }
@@ -61,6 +61,7 @@ extension NSManagedObject {
     package func _validateForSave() throws {
         if _isFault { _fireFault() }
         var errors: [(error: any Error, object: NSManagedObject)] = []
+        let names = _layout.names
         for slot in _layout.properties.indices {
             let property = _layout.properties[slot]
             if property._isReadOnly { continue }
@@ -79,7 +80,7 @@ extension NSManagedObject {
             _validationSlot = slot
             defer { _validationSlot = -1 }
             do {
-                try validateValue(&value, forKey: property.name)
+                try validateValue(&value, forKey: names[slot])
             } catch {
                 errors.append((error, self))
             }
