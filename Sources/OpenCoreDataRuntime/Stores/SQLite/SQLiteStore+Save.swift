@@ -59,8 +59,22 @@ extension SQLiteStore {
         let updated = byKey(request.updatedList)
         let deleted = byKey(request.deletedList)
         let written = try connection.writeTransaction { () throws -> NSDictionary? in
+            // One prepared DELETE per entity and form (with or without the version check).
+            var deletes: [ObjectIdentifier: (checked: SQLiteStatement?, unchecked: SQLiteStatement?)] = [:]
             for object in deleted {
-                try deleteRow(object, connection)
+                let mapping = try mappingOf(object)
+                let checked = object._version > 0
+                let key = ObjectIdentifier(mapping)
+                let statement: SQLiteStatement
+                if let cached = checked ? deletes[key]?.checked : deletes[key]?.unchecked {
+                    cached.reset()
+                    statement = cached
+                } else {
+                    statement = try connection.prepare(
+                        "DELETE FROM \(mapping.table.name) WHERE Z_PK = ?" + (checked ? " AND Z_OPT = ?" : ""))
+                    if checked { deletes[key, default: (nil, nil)].checked = statement } else { deletes[key, default: (nil, nil)].unchecked = statement }
+                }
+                try deleteRow(object, mapping, statement, connection)
                 try rowWritten()
             }
             try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
@@ -188,16 +202,19 @@ extension SQLiteStore {
     }
 
     /// DELETE one row (checked against its version when the context knows it) and its join rows.
-    private func deleteRow(_ object: NSManagedObject, _ connection: SQLiteConnection) throws {
-        let mapping = try mapping(of: object)
+    /// `statement`: the entity's prepared DELETE, with `AND Z_OPT = ?` when `object._version > 0`.
+    private func deleteRow(
+        _ object: NSManagedObject, _ mapping: SQLiteSchema.EntityMapping, _ statement: SQLiteStatement,
+        _ connection: SQLiteConnection
+    ) throws {
         let pk = try primaryKey(of: object)
+        statement.bind(pk, 1)
         if object._version > 0 {
-            try connection.run(
-                "DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?",
-                [.integer(pk), .integer(object._version)])
+            statement.bind(object._version, 2)
+            try statement.run()
             if connection.changes == 0 { throw conflict(object) }
         } else {
-            try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ?", [.integer(pk)])
+            try statement.run()
         }
         for case .join(let join, let mine, _, _, _) in mapping.toMany.values {
             try connection.run("DELETE FROM \(join.name) WHERE \(mine) = ?", [.integer(pk)])
