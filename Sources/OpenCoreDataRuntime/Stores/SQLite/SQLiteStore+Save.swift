@@ -46,6 +46,7 @@ extension SQLiteStore {
             let entries: [Int]
         }
         var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
+        var lastPartial: (key: PartialUpdateKey, statement: SQLiteStatement)?
         // Rows of one entity usually come together: the last mapping is reused.
         var last: (entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping)?
         func mappingOf(_ object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
@@ -91,13 +92,17 @@ extension SQLiteStore {
                 if changed.count < mapping.slots.count, mapping.compositeSlots.isEmpty {
                     let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed)
                     let partial: SQLiteStatement
-                    if let cached = partialStatements[key] {
+                    if let lastPartial, lastPartial.key == key {  // rows changed alike come together
+                        lastPartial.statement.reset()
+                        partial = lastPartial.statement
+                    } else if let cached = partialStatements[key] {
                         cached.reset()
                         partial = cached
                     } else {
                         partial = try connection.prepare(mapping.partialUpdateSQL(changed))
                         partialStatements[key] = partial
                     }
+                    lastPartial = (key, partial)
                     try writeRow(object, mapping, insert: false, partial, connection, only: changed)
                 } else {
                     try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
