@@ -10,7 +10,21 @@ extension SQLiteStore {
     /// context has already checked the final values (`NSManagedObjectContext+Conflicts.swift`);
     /// each row gets its constrained values back when it is updated later in the transaction.
     func releaseConstrainedValues(_ updated: [NSManagedObject], _ connection: SQLiteConnection) throws {
+        // Whether the entity or an ancestor declares constraints, asked once per run of one entity
+        // (most saves have none, and the walk up the hierarchy is per object otherwise).
+        var last: (entity: NSEntityDescription, constrained: Bool)?
         for object in updated {
+            let objectEntity = object.entity
+            if last?.entity !== objectEntity {
+                var constrained = false
+                var next: NSEntityDescription? = objectEntity
+                while let current = next, !constrained {
+                    constrained = !current.uniquenessConstraints.isEmpty
+                    next = current.superentity
+                }
+                last = (objectEntity, constrained)
+            }
+            if last?.constrained == false { continue }
             var columns: [String] = []
             var entity: NSEntityDescription? = object.entity
             while let current = entity {
