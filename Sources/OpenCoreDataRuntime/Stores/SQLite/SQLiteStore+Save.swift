@@ -20,6 +20,7 @@ extension SQLiteStore {
         let byKey = { (list: [NSManagedObject]) -> [NSManagedObject] in
             guard !list.isEmpty else { return [] }
             var keys = list.map { $0.objectID.primaryKey ?? 0 }
+            if zip(keys, keys.dropFirst()).allSatisfy({ $0 <= $1 }) { return list }  // inserts usually are
             var order = Array(list.indices)
             order.sort { keys[$0] < keys[$1] }
             keys.removeAll()
