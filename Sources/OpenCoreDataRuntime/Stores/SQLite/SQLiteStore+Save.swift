@@ -110,8 +110,15 @@ extension SQLiteStore {
                 }
                 try rowWritten()
             }
-            for object in inserted { try writeToManyRelationships(object, all: true, connection) }
-            for object in updated { try writeToManyRelationships(object, all: false, connection) }
+            // (Entities without to-many relationships have nothing here: skipped by their mapping.)
+            for object in inserted {
+                if try mappingOf(object).toMany.isEmpty { continue }
+                try writeToManyRelationships(object, all: true, connection)
+            }
+            for object in updated {
+                if try mappingOf(object).toMany.isEmpty { continue }
+                try writeToManyRelationships(object, all: false, connection)
+            }
             return try writeMetadataIfChanged(connection)
         }
         if let written { writtenMetadata = written }
