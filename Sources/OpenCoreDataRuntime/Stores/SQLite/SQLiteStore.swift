@@ -97,21 +97,24 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         rootNumbers.reserveCapacity(array.count)
         var lastEntity: NSEntityDescription?
         var lastRoot: Int64 = 0
+        var run: Int64 = 0  // objects of `lastEntity` in a row, counted once per run
         for object in array {
             let entity = object.entity
             if entity === lastEntity {
                 rootNumbers.append(lastRoot)
-                countByRoot[lastRoot, default: 0] += 1
+                run += 1
                 continue
             }
             guard let root = schema.number(of: entity.rootEntity) else {
                 throw OpenCoreDataError(
                     .persistentStoreOperation, "the store does not hold this entity", entityName: object.entity.name)
             }
+            if lastEntity != nil { countByRoot[lastRoot, default: 0] += run }
             rootNumbers.append(root)
-            countByRoot[root, default: 0] += 1
+            run = 1
             (lastEntity, lastRoot) = (entity, root)
         }
+        if lastEntity != nil { countByRoot[lastRoot, default: 0] += run }
         var next: [Int64: Int64] = [:]
         try connection.writeTransaction {
             for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
@@ -126,10 +129,15 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         }
         var ids: [NSManagedObjectID] = []
         ids.reserveCapacity(array.count)
+        var currentRoot: Int64?
+        var pk: Int64 = 0
         for (object, root) in zip(array, rootNumbers) {
-            let pk = next[root]!
-            next[root] = pk + 1
+            if root != currentRoot {
+                if let currentRoot { next[currentRoot] = pk }
+                (currentRoot, pk) = (root, next[root]!)
+            }
             ids.append(NSManagedObjectID(entity: object.entity, store: self, reference: .int64(pk)))
+            pk += 1
         }
         return ids
     }
