@@ -145,7 +145,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Drops registry entries whose objects are gone; runs when the registry doubles.
     private func sweepRegistry() {
-        registry.sweep()
+        // Inserted objects are held by `inserted`, so their entries are alive: when every entry is
+        // one of them (a context filling up with new objects), the walk would find nothing.
+        if registry.count > inserted.count { registry.sweep() }
         registrySweepThreshold = max(1024, registry.count * 2)
     }
 
