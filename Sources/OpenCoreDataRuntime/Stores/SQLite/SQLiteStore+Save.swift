@@ -169,32 +169,40 @@ extension SQLiteStore {
             index = 2
         }
         let values = object._values
-        func bindSlot(_ slot: SQLiteSchema.SlotMapping) throws {
-            let value = slot.slot < values.count ? values[slot.slot] : nil
-            switch slot.kind {
-            case .attribute(.transformableAttributeType):
-                let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
-                bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
-                index += 1
-            case .attribute(let type):
-                bindAttribute(value, type, statement, index)
-                index += 1
-            case .toOne(_, let entityColumn):
-                let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
-                if let destination, let destinationKey = destination.primaryKey {
-                    statement.bind(destinationKey, index)
-                    if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
-                } else {
-                    statement.bindNull(index)
-                    if entityColumn != nil { statement.bindNull(index + 1) }
+        try values.withUnsafeBufferPointer { buffer in
+            func bindSlot(_ slot: SQLiteSchema.SlotMapping) throws {
+                let inRange = slot.slot < buffer.count
+                switch slot.kind {
+                case .attribute(.transformableAttributeType):
+                    let value = inRange ? buffer[slot.slot] : nil
+                    let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
+                    bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
+                    index += 1
+                case .attribute(let type):
+                    if !inRange {
+                        statement.bindNull(index)
+                    } else if !Self.bindInPlace(UnsafeRawPointer(buffer.baseAddress! + slot.slot), type, statement, index) {
+                        bindAttribute(buffer[slot.slot], type, statement, index)
+                    }
+                    index += 1
+                case .toOne(_, let entityColumn):
+                    let value = inRange ? buffer[slot.slot] : nil
+                    let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
+                    if let destination, let destinationKey = destination.primaryKey {
+                        statement.bind(destinationKey, index)
+                        if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
+                    } else {
+                        statement.bindNull(index)
+                        if entityColumn != nil { statement.bindNull(index + 1) }
+                    }
+                    index += entityColumn == nil ? 1 : 2
                 }
-                index += entityColumn == nil ? 1 : 2
             }
-        }
-        if let only {
-            for entry in only { try bindSlot(mapping.slots[entry]) }
-        } else {
-            for slot in mapping.slots { try bindSlot(slot) }
+            if let only {
+                for entry in only { try bindSlot(mapping.slots[entry]) }
+            } else {
+                for slot in mapping.slots { try bindSlot(slot) }
+            }
         }
         if only == nil, !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
         if !insert {
@@ -212,6 +220,45 @@ extension SQLiteStore {
             throw error
         }
         if !insert, connection.changes == 0 { throw conflict(object) }
+    }
+
+    /// Binds the attribute value stored at `pointer` (an `Any?` slot of an object's values) where it
+    /// lies, in the common cases: `nil`, or a value of the attribute's own type held inline in the
+    /// existential container (the layout ``ValueConversion/exactly(_:as:)`` describes; `nil` is a
+    /// null metadata word, the first extra inhabitant `Optional` takes). Binds as ``bindAttribute(_:_:_:_:)``
+    /// would and returns `true`; returns `false` for anything else, for the caller to bind as usual.
+    ///
+    /// Copying each `Any?` out of the values and into `bindAttribute` (and destroying both copies)
+    /// was most of the save's per-attribute cost.
+    @inline(__always)
+    private static func bindInPlace(
+        _ pointer: UnsafeRawPointer, _ type: NSAttributeType, _ statement: SQLiteStatement, _ index: Int32
+    ) -> Bool {
+        let metadata = pointer.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
+        if metadata == 0 {
+            statement.bindNull(index)
+            return true
+        }
+        func holds<T>(_: T.Type) -> Bool { metadata == unsafeBitCast(T.self as Any.Type, to: UInt.self) }
+        switch type {
+        case .integer64AttributeType where holds(Int64.self):
+            statement.bind(pointer.load(as: Int64.self), index)
+        case .integer32AttributeType where holds(Int32.self):
+            statement.bind(Int64(pointer.load(as: Int32.self)), index)
+        case .integer16AttributeType where holds(Int16.self):
+            statement.bind(Int64(pointer.load(as: Int16.self)), index)
+        case .booleanAttributeType where holds(Bool.self):
+            statement.bind(Int64(pointer.load(as: Bool.self) ? 1 : 0), index)
+        case .doubleAttributeType where holds(Double.self):
+            statement.bind(pointer.load(as: Double.self), index)
+        case .dateAttributeType where holds(Date.self):
+            statement.bind(pointer.load(as: Date.self).timeIntervalSinceReferenceDate, index)
+        case .stringAttributeType where holds(String.self):
+            statement.bind(pointer.load(as: String.self), index)
+        default:
+            return false
+        }
+        return true
     }
 
     /// DELETE one row (checked against its version when the context knows it) and its join rows.
