@@ -34,14 +34,26 @@ extension NSManagedObject {
         }
         // The common case, checked without converting: a value of the attribute's own type, and no
         // validation predicates. It is valid as it is.
-        if let type = _layout.attributeTypes[slot], let present = value, ValueConversion.hasCanonicalType(present, type),
-           !_layout.properties[slot]._hasValidationPredicates {
+        if let type = _layout.attributeTypes[slot], !_layout.properties[slot]._hasValidationPredicates,
+           let expected = ValueConversion.canonicalType(of: type), Self._storedTypeIs(expected, &value) {
             return
         }
         if let error = OpenCoreDataError.grouping(_modelValidationErrors(slot: slot, value: value)) { throw error }
         if let type = _layout.attributeTypes[slot], Self._holdsOneType(type),
            let canonical = ValueConversion.canonicalize(value, for: type) {
             value = canonical
+        }
+    }
+
+    /// Whether `value` holds a value whose type is exactly `expected`, read from the `Any?` where it
+    /// lies: its existential container's metadata word (the layout ``ValueConversion/exactly(_:as:)``
+    /// describes; `nil` is a null word). Unwrapping the value to ask `type(of:)` copies it and
+    /// destroys the copy, for every property of every saved object.
+    @inline(__always)
+    private static func _storedTypeIs(_ expected: any Any.Type, _ value: inout Any?) -> Bool {
+        withUnsafeMutablePointer(to: &value) { pointer in
+            let metadata = UnsafeRawPointer(pointer).load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
+            return metadata != 0 && metadata == unsafeBitCast(expected, to: UInt.self)
         }
     }
 
