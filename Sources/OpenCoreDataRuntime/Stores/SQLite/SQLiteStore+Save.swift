@@ -26,11 +26,19 @@ extension SQLiteStore {
             keys.removeAll()
             return order.map { list[$0] }
         }
+        // writeRow binds every parameter of these statements on each row (see there), so they are
+        // rewound without clearing their bindings (clearing frees each row's text copies a second time).
         var statements: [ObjectIdentifier: (insert: SQLiteStatement?, update: SQLiteStatement?)] = [:]
+        var lastStatement: (mapping: ObjectIdentifier, insert: Bool, statement: SQLiteStatement)?
         func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
             let key = ObjectIdentifier(mapping)
+            if let lastStatement, lastStatement.mapping == key, lastStatement.insert == insert {  // rows of one entity in a row
+                lastStatement.statement.rewind()
+                return lastStatement.statement
+            }
             if let cached = insert ? statements[key]?.insert : statements[key]?.update {
-                cached.reset()
+                cached.rewind()
+                lastStatement = (key, insert, cached)
                 return cached
             }
             let made = try connection.prepare(insert ? mapping.insertSQL : mapping.updateSQL)
@@ -39,6 +47,7 @@ extension SQLiteStore {
             } else {
                 statements[key, default: (nil, nil)].update = made
             }
+            lastStatement = (key, insert, made)
             return made
         }
         // Partial updates (below) by entity and set of changed columns, prepared once per save.
@@ -94,10 +103,10 @@ extension SQLiteStore {
                     let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed)
                     let partial: SQLiteStatement
                     if let lastPartial, lastPartial.key == key {  // rows changed alike come together
-                        lastPartial.statement.reset()
+                        lastPartial.statement.rewind()
                         partial = lastPartial.statement
                     } else if let cached = partialStatements[key] {
-                        cached.reset()
+                        cached.rewind()
                         partial = cached
                     } else {
                         partial = try connection.prepare(mapping.partialUpdateSQL(changed))
@@ -208,6 +217,14 @@ extension SQLiteStore {
         if !insert {
             statement.bind(pk, index)
             statement.bind(object._version, index + 1)
+            index += 2
+        }
+        // Every parameter is bound above; should a statement have more, they are NULL, as after a
+        // reset that clears bindings (the statements are rewound without clearing).
+        let parameters = statement.parameterCount
+        while index <= parameters {
+            statement.bindNull(index)
+            index += 1
         }
         do {
             try statement.run()
@@ -329,4 +346,13 @@ extension SQLiteStore {
             }
         }
     }
+}
+
+extension SQLiteStatement {
+    /// Makes the statement ready to run again, keeping its bindings: for a caller that binds every
+    /// parameter again (``reset()`` also clears them).
+    fileprivate func rewind() { sqlite3_reset(handle) }
+
+    /// The number of parameters (the largest `?` index).
+    fileprivate var parameterCount: Int32 { sqlite3_bind_parameter_count(handle) }
 }
