@@ -174,9 +174,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Replaces an object's temporary ID with a permanent one.
     package func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
-        registry[object.objectID] = nil
+        registry.changeKey(of: object, from: object.objectID, to: newID)
         object._objectID = newID
-        registry[newID] = WeakObject(object)
     }
 
     // MARK: Changes
