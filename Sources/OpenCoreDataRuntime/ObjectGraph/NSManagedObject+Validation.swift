@@ -77,17 +77,17 @@ extension NSManagedObject {
         for slot in _layout.properties.indices {
             let property = _layout.properties[slot]
             if property._isReadOnly { continue }
-            var value: Any?
-            if let relationship = _layout.relationships[slot] {
-                if relationship.isToMany {
-                    guard !relationship.isTransient, relationship.hasCountBounds else { continue }
-                    if !_isInserted, !_changedSlots.contains(slot) { continue }
-                    value = _toMany(slot: slot).publicValue
-                } else {
-                    value = _values[slot] == nil ? nil : _toOne(slot: slot)
-                }
+            let relationship = _layout.relationships[slot]
+            if let relationship, relationship.isToMany {
+                guard !relationship.isTransient, relationship.hasCountBounds else { continue }
+                if !_isInserted, !_changedSlots.contains(slot) { continue }
+            }
+            // Initialized once (a `var value: Any?` assigned in branches starts as nil, destroyed again
+            // by the assignment: per property of every saved object).
+            var value: Any? = if let relationship {
+                if relationship.isToMany { _toMany(slot: slot).publicValue } else if _values[slot] == nil { nil } else { _toOne(slot: slot) }
             } else {
-                value = _values[slot]
+                _values[slot]
             }
             _validationSlot = slot
             defer { _validationSlot = -1 }
