@@ -57,13 +57,15 @@ extension SQLiteStore {
         }
         var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
         var lastPartial: (key: PartialUpdateKey, statement: SQLiteStatement)?
-        // Rows of one entity usually come together: the last mapping is reused.
-        var last: (entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping)?
+        // Rows of one entity usually come together: the last mapping is reused. Keyed by the
+        // object's layout (one per entity, never freed while the entity lives), a plain load, where
+        // `entity` is an unowned reference to retain and release per row.
+        var last: (layout: ObjectIdentifier, mapping: SQLiteSchema.EntityMapping)?
         func mappingOf(_ object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
-            let entity = object.entity
-            if let last, last.entity === entity { return last.mapping }
+            let layout = ObjectIdentifier(object._layout)
+            if let last, last.layout == layout { return last.mapping }
             let found = try mapping(of: object)
-            last = (entity, found)
+            last = (layout, found)
             return found
         }
         let inserted = byKey(request.insertedList)
