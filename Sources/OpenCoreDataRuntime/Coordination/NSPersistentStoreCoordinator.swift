@@ -347,15 +347,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             // One store: check each entity once, then one call with every temporary object.
             if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
                 var checked: Set<ObjectIdentifier> = []
-                var lastChecked: NSEntityDescription?  // objects of one entity come together: one set probe per run
+                // Objects of one entity come together: one set probe per run, told apart by the
+                // object's layout (one per entity; `entity` is an unowned reference to retain).
+                var lastChecked: ObjectIdentifier?
                 var indices: [Int] = []
                 for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {
-                    let entity = object.entity
-                    if entity !== lastChecked {
+                    if ObjectIdentifier(object._layout) != lastChecked {
+                        let entity = object.entity
                         if checked.insert(ObjectIdentifier(entity)).inserted, stores(for: entity).isEmpty {
                             throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(entity.name ?? "?")", entityName: entity.name)
                         }
-                        lastChecked = entity
+                        lastChecked = ObjectIdentifier(object._layout)
                     }
                     indices.append(i)
                 }

@@ -12,17 +12,17 @@ extension SQLiteStore {
     func releaseConstrainedValues(_ updated: [NSManagedObject], _ connection: SQLiteConnection) throws {
         // Whether the entity or an ancestor declares constraints, asked once per run of one entity
         // (most saves have none, and the walk up the hierarchy is per object otherwise).
-        var last: (entity: NSEntityDescription, constrained: Bool)?
+        // (Keyed by the object's layout, one per entity: `entity` is an unowned reference to retain.)
+        var last: (layout: ObjectIdentifier, constrained: Bool)?
         for object in updated {
-            let objectEntity = object.entity
-            if last?.entity !== objectEntity {
+            if last?.layout != ObjectIdentifier(object._layout) {
                 var constrained = false
-                var next: NSEntityDescription? = objectEntity
+                var next: NSEntityDescription? = object.entity
                 while let current = next, !constrained {
                     constrained = !current.uniquenessConstraints.isEmpty
                     next = current.superentity
                 }
-                last = (objectEntity, constrained)
+                last = (ObjectIdentifier(object._layout), constrained)
             }
             if last?.constrained == false { continue }
             var columns: [String] = []
