@@ -181,38 +181,10 @@ extension SQLiteStore {
         }
         let values = object._values
         try values.withUnsafeBufferPointer { buffer in
-            func bindSlot(_ slot: SQLiteSchema.SlotMapping) throws {
-                let inRange = slot.slot < buffer.count
-                switch slot.kind {
-                case .attribute(.transformableAttributeType):
-                    let value = inRange ? buffer[slot.slot] : nil
-                    let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
-                    bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
-                    index += 1
-                case .attribute(let type):
-                    if !inRange {
-                        statement.bindNull(index)
-                    } else if !Self.bindInPlace(UnsafeRawPointer(buffer.baseAddress! + slot.slot), type, statement, index) {
-                        bindAttribute(buffer[slot.slot], type, statement, index)
-                    }
-                    index += 1
-                case .toOne(_, let entityColumn):
-                    let value = inRange ? buffer[slot.slot] : nil
-                    let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
-                    if let destination, let destinationKey = destination.primaryKey {
-                        statement.bind(destinationKey, index)
-                        if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
-                    } else {
-                        statement.bindNull(index)
-                        if entityColumn != nil { statement.bindNull(index + 1) }
-                    }
-                    index += entityColumn == nil ? 1 : 2
-                }
-            }
             if let only {
-                for entry in only { try bindSlot(mapping.slots[entry]) }
+                for entry in only { try bindSlot(mapping.slots[entry], of: object, buffer, statement, &index) }
             } else {
-                for slot in mapping.slots { try bindSlot(slot) }
+                for slot in mapping.slots { try bindSlot(slot, of: object, buffer, statement, &index) }
             }
         }
         if only == nil, !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
@@ -239,6 +211,41 @@ extension SQLiteStore {
             throw error
         }
         if !insert, connection.changes == 0 { throw conflict(object) }
+    }
+
+    /// Binds one slot's column(s) of a row from the object's values, from `index` on, and moves
+    /// `index` past them. (A method with `inout`, not a nested function capturing the index: a
+    /// captured `var` is boxed and checked for exclusive access at run time on every use.)
+    private func bindSlot(
+        _ slot: SQLiteSchema.SlotMapping, of object: NSManagedObject, _ buffer: UnsafeBufferPointer<Any?>,
+        _ statement: SQLiteStatement, _ index: inout Int32
+    ) throws {
+        let inRange = slot.slot < buffer.count
+        switch slot.kind {
+        case .attribute(.transformableAttributeType):
+            let value = inRange ? buffer[slot.slot] : nil
+            let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
+            bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
+            index += 1
+        case .attribute(let type):
+            if !inRange {
+                statement.bindNull(index)
+            } else if !Self.bindInPlace(UnsafeRawPointer(buffer.baseAddress! + slot.slot), type, statement, index) {
+                bindAttribute(buffer[slot.slot], type, statement, index)
+            }
+            index += 1
+        case .toOne(_, let entityColumn):
+            let value = inRange ? buffer[slot.slot] : nil
+            let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
+            if let destination, let destinationKey = destination.primaryKey {
+                statement.bind(destinationKey, index)
+                if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
+            } else {
+                statement.bindNull(index)
+                if entityColumn != nil { statement.bindNull(index + 1) }
+            }
+            index += entityColumn == nil ? 1 : 2
+        }
     }
 
     /// Binds the attribute value stored at `pointer` (an `Any?` slot of an object's values) where it
