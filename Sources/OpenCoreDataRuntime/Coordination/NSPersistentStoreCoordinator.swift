@@ -347,10 +347,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             // One store: check each entity once, then one call with every temporary object.
             if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
                 var checked: Set<ObjectIdentifier> = []
+                // Objects of one entity come together: one set probe per run, told apart by the
+                // object's layout (one per entity; `entity` is an unowned reference to retain).
+                var lastChecked: ObjectIdentifier?
                 var indices: [Int] = []
                 for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {
-                    if checked.insert(ObjectIdentifier(object.entity)).inserted, stores(for: object.entity).isEmpty {
-                        throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(object.entity.name ?? "?")", entityName: object.entity.name)
+                    if ObjectIdentifier(object._layout) != lastChecked {
+                        let entity = object.entity
+                        if checked.insert(ObjectIdentifier(entity)).inserted, stores(for: entity).isEmpty {
+                            throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(entity.name ?? "?")", entityName: entity.name)
+                        }
+                        lastChecked = ObjectIdentifier(object._layout)
                     }
                     indices.append(i)
                 }

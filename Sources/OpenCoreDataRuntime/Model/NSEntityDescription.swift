@@ -194,6 +194,9 @@ package final class EntityLayout: @unchecked Sendable {
     package let id: UInt32
     package unowned let entity: NSEntityDescription
     package let properties: [NSPropertyDescription]
+    /// The name of each slot's property, read once (validation at save passes them per property
+    /// and object; `NSPropertyDescription.name` is an `open` property, a dynamic call each time).
+    package let names: [String]
     package let indexByName: [String: Int]
     /// `entity.propertiesByName`, built once for the hot paths (predicate checks, SQL compilation).
     package let propertiesByName: [String: NSPropertyDescription]
@@ -244,6 +247,7 @@ package final class EntityLayout: @unchecked Sendable {
             }
         }
         properties = props
+        names = props.map(\.name)
         fetchedPropertiesByName = fetched
         indexByName = seen
         propertiesByName = seen.mapValues { props[$0] }

@@ -36,6 +36,9 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     open private(set) var validationPredicates: [NSPredicate] = []
     /// The warnings that go with ``validationPredicates``.
     open private(set) var validationWarnings: [Any] = []
+    /// Whether ``validationPredicates`` is not empty, read without a dynamic call by the save's
+    /// validation of every value.
+    @exclusivity(unchecked) package private(set) final var _hasValidationPredicates = false
     /// Read-only properties (derived attributes) cannot be set; this feeds the version hash.
     package var _isReadOnly: Bool { false }
     /// What the Xcode model file said that has no Core Data property yet (validation bounds, ...).
@@ -57,6 +60,7 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     package func _setValidationPredicates(_ predicates: [NSPredicate], warnings: [Any]) {
         validationPredicates = predicates
         validationWarnings = warnings
+        _hasValidationPredicates = !predicates.isEmpty
     }
 
     open override var description: String {

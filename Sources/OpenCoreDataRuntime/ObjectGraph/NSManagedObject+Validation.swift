@@ -26,7 +26,7 @@ extension NSManagedObject {
     package func _validateValue(_ value: inout Any?, forKey key: String) throws {
         // `_validateForSave` names the slot it is validating, which spares a lookup by name.
         let slot: Int
-        if _validationSlot >= 0, _layout.properties[_validationSlot].name == key {
+        if _validationSlot >= 0, _layout.names[_validationSlot] == key {
             slot = _validationSlot
         } else {
             guard let found = _layout.indexByName[key] else { return }
@@ -34,14 +34,26 @@ extension NSManagedObject {
         }
         // The common case, checked without converting: a value of the attribute's own type, and no
         // validation predicates. It is valid as it is.
-        if let type = _layout.attributeTypes[slot], let present = value, ValueConversion.hasCanonicalType(present, type),
-           _layout.properties[slot].validationPredicates.isEmpty {
+        if let type = _layout.attributeTypes[slot], !_layout.properties[slot]._hasValidationPredicates,
+           let expected = ValueConversion.canonicalType(of: type), Self._storedTypeIs(expected, &value) {
             return
         }
         if let error = OpenCoreDataError.grouping(_modelValidationErrors(slot: slot, value: value)) { throw error }
         if let type = _layout.attributeTypes[slot], Self._holdsOneType(type),
            let canonical = ValueConversion.canonicalize(value, for: type) {
             value = canonical
+        }
+    }
+
+    /// Whether `value` holds a value whose type is exactly `expected`, read from the `Any?` where it
+    /// lies: its existential container's metadata word (the layout ``ValueConversion/exactly(_:as:)``
+    /// describes; `nil` is a null word). Unwrapping the value to ask `type(of:)` copies it and
+    /// destroys the copy, for every property of every saved object.
+    @inline(__always)
+    private static func _storedTypeIs(_ expected: any Any.Type, _ value: inout Any?) -> Bool {
+        withUnsafeMutablePointer(to: &value) { pointer in
+            let metadata = UnsafeRawPointer(pointer).load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
+            return metadata != 0 && metadata == unsafeBitCast(expected, to: UInt.self)
         }
     }
 
@@ -61,25 +73,26 @@ extension NSManagedObject {
     package func _validateForSave() throws {
         if _isFault { _fireFault() }
         var errors: [(error: any Error, object: NSManagedObject)] = []
+        let names = _layout.names
         for slot in _layout.properties.indices {
             let property = _layout.properties[slot]
             if property._isReadOnly { continue }
-            var value: Any?
-            if let relationship = _layout.relationships[slot] {
-                if relationship.isToMany {
-                    guard !relationship.isTransient, relationship.hasCountBounds else { continue }
-                    if !_isInserted, !_changedSlots.contains(slot) { continue }
-                    value = _toMany(slot: slot).publicValue
-                } else {
-                    value = _values[slot] == nil ? nil : _toOne(slot: slot)
-                }
+            let relationship = _layout.relationships[slot]
+            if let relationship, relationship.isToMany {
+                guard !relationship.isTransient, relationship.hasCountBounds else { continue }
+                if !_isInserted, !_changedSlots.contains(slot) { continue }
+            }
+            // Initialized once (a `var value: Any?` assigned in branches starts as nil, destroyed again
+            // by the assignment: per property of every saved object).
+            var value: Any? = if let relationship {
+                if relationship.isToMany { _toMany(slot: slot).publicValue } else if _values[slot] == nil { nil } else { _toOne(slot: slot) }
             } else {
-                value = _values[slot]
+                _values[slot]
             }
             _validationSlot = slot
             defer { _validationSlot = -1 }
             do {
-                try validateValue(&value, forKey: property.name)
+                try validateValue(&value, forKey: names[slot])
             } catch {
                 errors.append((error, self))
             }

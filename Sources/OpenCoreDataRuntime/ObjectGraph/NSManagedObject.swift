@@ -321,11 +321,19 @@ package struct SlotSet: Sequence, Sendable {
         return w < words.count && words[w] & (1 << UInt64(slot & 63)) != 0
     }
     package mutating func removeAll() { words.removeAll(keepingCapacity: true) }
-    package func makeIterator() -> AnyIterator<Int> {
-        var w = 0
-        var bits: UInt64 = words.first ?? 0
-        let words = self.words
-        return AnyIterator {
+    /// The slots in increasing order. A concrete iterator (not `AnyIterator`): the save asks every
+    /// updated object whether a changed slot is persistent, and a boxed closure per call showed.
+    package func makeIterator() -> Iterator { Iterator(words: words) }
+
+    package struct Iterator: IteratorProtocol {
+        private let words: [UInt64]
+        private var w = 0
+        private var bits: UInt64
+        fileprivate init(words: [UInt64]) {
+            self.words = words
+            bits = words.first ?? 0
+        }
+        package mutating func next() -> Int? {
             while w < words.count {
                 if bits != 0 {
                     let b = bits.trailingZeroBitCount

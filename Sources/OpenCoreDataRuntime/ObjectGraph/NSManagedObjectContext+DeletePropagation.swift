@@ -34,7 +34,7 @@ extension NSManagedObjectContext {
         guard !_isPropagatingDeletes, !_pendingDeletes.isEmpty else { return }
         _isPropagatingDeletes = true
         defer { _isPropagatingDeletes = false }
-        var done = Set<ObjectIdentifier>()
+        var done = Set<ObjectIdentifier>(minimumCapacity: _pendingDeletes.count)
         var next = 0
         while next < _pendingDeletes.count {
             let (object, neverSaved) = _pendingDeletes[next]

@@ -66,6 +66,7 @@ extension NSManagedObjectContext {
             let pending = _objectsToSave().filter { countWhenCalled[ObjectIdentifier($0)] != $0._notifiedChangeCount }
             if pending.isEmpty { return }
             round += 1
+            if round == 1 { countWhenCalled.reserveCapacity(pending.count) }  // one table, not one per doubling
             guard round <= Self.willSaveRoundLimit else {
                 let names = Set(pending.compactMap { $0.entity.name }).sorted().joined(separator: ", ")
                 throw OpenCoreDataError(

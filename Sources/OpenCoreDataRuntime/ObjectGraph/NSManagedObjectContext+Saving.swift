@@ -47,7 +47,8 @@ extension NSManagedObjectContext {
 
         try _validateForSave(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
 
-        try TransformableValues.checkStorable(insertedNow + updatedNow)  // before anything is written
+        try TransformableValues.checkStorable(insertedNow)  // before anything is written
+        try TransformableValues.checkStorable(updatedNow)
         // Constraint and optimistic-locking conflicts go to the merge policy (+Conflicts.swift).
         try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
 
@@ -70,7 +71,9 @@ extension NSManagedObjectContext {
         inserted.removeAll()
         changed.removeAll()
         deleted.removeAll()
-        for object in insertedNow + updatedNow + deletedNow { object.didSave() }
+        for object in insertedNow { object.didSave() }  // (three loops: no concatenated copy)
+        for object in updatedNow { object.didSave() }
+        for object in deletedNow { object.didSave() }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
             NSInsertedObjectsKey: Set(insertedNow), NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: Set(deletedNow),
         ])

@@ -170,7 +170,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Drops registry entries whose objects are gone; runs when the registry doubles.
     private func sweepRegistry() {
-        registry.sweep()
+        // Inserted objects are held by `inserted`, so their entries are alive: when every entry is
+        // one of them (a context filling up with new objects), the walk would find nothing.
+        if registry.count > inserted.count { registry.sweep() }
         registrySweepThreshold = max(1024, registry.count * 2)
     }
 
@@ -197,9 +199,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Replaces an object's temporary ID with a permanent one.
     package func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
-        registry[object.objectID] = nil
+        registry.changeKey(of: object, from: object.objectID, to: newID)
         object._objectID = newID
-        registry[newID] = WeakObject(object)
     }
 
     // MARK: Changes

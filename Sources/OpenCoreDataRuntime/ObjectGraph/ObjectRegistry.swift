@@ -44,6 +44,19 @@ package struct ObjectRegistry {
         }
     }
 
+    /// `self[old] = nil` then `self[new] = WeakObject(object)`, for an object whose ID changes (a
+    /// save's permanent IDs): the entry moves to the new key as it is, without a new weak reference
+    /// or the `registeredObjects` bookkeeping, which it leaves as it was (same object).
+    package mutating func changeKey(of object: NSManagedObject, from old: NSManagedObjectID, to new: NSManagedObjectID) {
+        if setDuringEvent == nil {
+            let entry = entries.removeValue(forKey: Key(id: old))
+            entries[Key(id: new)] = entry.flatMap { $0.object === object ? $0 : nil } ?? WeakObject(object)
+            return
+        }
+        self[old] = nil
+        self[new] = WeakObject(object)
+    }
+
     package var count: Int { entries.count }
 
     /// Makes room for `capacity` entries at once (a large fetch), instead of rehashing as it grows.

@@ -21,23 +21,27 @@ package enum ValueConversion {
     /// type metadata, no cast). False for types without one canonical Swift type.
     @inline(__always)
     package static func hasCanonicalType(_ value: Any, _ type: NSAttributeType) -> Bool {
-        let expected: any Any.Type
-        switch type {
-        case .integer16AttributeType: expected = Int16.self
-        case .integer32AttributeType: expected = Int32.self
-        case .integer64AttributeType: expected = Int64.self
-        case .doubleAttributeType: expected = Double.self
-        case .floatAttributeType: expected = Float.self
-        case .booleanAttributeType: expected = Bool.self
-        case .stringAttributeType: expected = String.self
-        case .dateAttributeType: expected = Date.self
-        case .binaryDataAttributeType: expected = Data.self
-        case .UUIDAttributeType: expected = UUID.self
-        case .decimalAttributeType: expected = Decimal.self
-        case .URIAttributeType: expected = URL.self
-        default: return false
-        }
+        guard let expected = canonicalType(of: type) else { return false }
         return ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(expected)
+    }
+
+    /// The one Swift type values of an attribute type have (`nil`: any type, as for transformable).
+    package static func canonicalType(of type: NSAttributeType) -> (any Any.Type)? {
+        switch type {
+        case .integer16AttributeType: Int16.self
+        case .integer32AttributeType: Int32.self
+        case .integer64AttributeType: Int64.self
+        case .doubleAttributeType: Double.self
+        case .floatAttributeType: Float.self
+        case .booleanAttributeType: Bool.self
+        case .stringAttributeType: String.self
+        case .dateAttributeType: Date.self
+        case .binaryDataAttributeType: Data.self
+        case .UUIDAttributeType: UUID.self
+        case .decimalAttributeType: Decimal.self
+        case .URIAttributeType: URL.self
+        default: nil
+        }
     }
 
     private static func canonicalizeSlow(_ value: Any?, for type: NSAttributeType) -> Any? {

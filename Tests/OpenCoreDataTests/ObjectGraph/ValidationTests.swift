@@ -288,6 +288,44 @@ struct ValidationTests {
                 == [ObjectIdentifier(inserted), ObjectIdentifier(untouched)])
         #expect(try StoreFingerprint(store) == before)
     }
+
+    /// A required to-one relationship: left nil, the save fails with
+    /// `NSValidationMissingMandatoryPropertyError` and writes nothing; set, it saves. A required
+    /// attribute holding a value of another type that converts (an `Int` for Integer 16) passes.
+    /// (The save reads each property's value for validation in place; this pins what it reads.)
+    @Test(arguments: storeTypes)
+    func requiredToOneAndConvertibleValuesAreCheckedAtSave(storeType: String) throws {
+        let owner = NSEntityDescription(name: "Owner", properties: [
+            NSAttributeDescription(name: "rank", type: .integer16AttributeType, isOptional: false),
+        ])
+        let pet = NSEntityDescription(name: "Pet", properties: [])
+        let petOwner = NSRelationshipDescription(name: "owner", destination: owner, toMany: false)
+        petOwner.isOptional = false
+        let pets = NSRelationshipDescription(name: "pets", destination: pet, toMany: true)
+        petOwner.inverseRelationship = pets
+        pets.inverseRelationship = petOwner
+        owner.properties += [pets]
+        pet.properties += [petOwner]
+        let model = NSManagedObjectModel()
+        model.entities = [owner, pet]
+        let store = try TestStore(storeType, model: model)
+        let context = store.newContext()
+        let before = try StoreFingerprint(store)
+
+        let stray = insertObject("Pet", [:], into: context)
+        #expect {
+            try context.save()
+        } throws: { error in
+            (error as? OpenCoreDataError)?.code == .validationMissingMandatoryProperty && (error as? OpenCoreDataError)?.key == "owner"
+        }
+        #expect(try StoreFingerprint(store) == before, "nothing is written")
+
+        let alice = insertObject("Owner", [:], into: context)
+        alice.setPrimitiveValue(7, forKey: "rank")  // an Int: converted, not refused
+        stray.setValue(alice, forKey: "owner")
+        try context.save()
+        #expect(try StoreFingerprint(store) != before)
+    }
 }
 
 // MARK: - Seed 002, "Validation"

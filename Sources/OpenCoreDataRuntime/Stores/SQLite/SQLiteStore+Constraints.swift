@@ -10,7 +10,21 @@ extension SQLiteStore {
     /// context has already checked the final values (`NSManagedObjectContext+Conflicts.swift`);
     /// each row gets its constrained values back when it is updated later in the transaction.
     func releaseConstrainedValues(_ updated: [NSManagedObject], _ connection: SQLiteConnection) throws {
+        // Whether the entity or an ancestor declares constraints, asked once per run of one entity
+        // (most saves have none, and the walk up the hierarchy is per object otherwise).
+        // (Keyed by the object's layout, one per entity: `entity` is an unowned reference to retain.)
+        var last: (layout: ObjectIdentifier, constrained: Bool)?
         for object in updated {
+            if last?.layout != ObjectIdentifier(object._layout) {
+                var constrained = false
+                var next: NSEntityDescription? = object.entity
+                while let current = next, !constrained {
+                    constrained = !current.uniquenessConstraints.isEmpty
+                    next = current.superentity
+                }
+                last = (ObjectIdentifier(object._layout), constrained)
+            }
+            if last?.constrained == false { continue }
             var columns: [String] = []
             var entity: NSEntityDescription? = object.entity
             while let current = entity {

@@ -20,16 +20,25 @@ extension SQLiteStore {
         let byKey = { (list: [NSManagedObject]) -> [NSManagedObject] in
             guard !list.isEmpty else { return [] }
             var keys = list.map { $0.objectID.primaryKey ?? 0 }
+            if zip(keys, keys.dropFirst()).allSatisfy({ $0 <= $1 }) { return list }  // inserts usually are
             var order = Array(list.indices)
             order.sort { keys[$0] < keys[$1] }
             keys.removeAll()
             return order.map { list[$0] }
         }
+        // writeRow binds every parameter of these statements on each row (see there), so they are
+        // rewound without clearing their bindings (clearing frees each row's text copies a second time).
         var statements: [ObjectIdentifier: (insert: SQLiteStatement?, update: SQLiteStatement?)] = [:]
+        var lastStatement: (mapping: ObjectIdentifier, insert: Bool, statement: SQLiteStatement)?
         func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
             let key = ObjectIdentifier(mapping)
+            if let lastStatement, lastStatement.mapping == key, lastStatement.insert == insert {  // rows of one entity in a row
+                lastStatement.statement.rewind()
+                return lastStatement.statement
+            }
             if let cached = insert ? statements[key]?.insert : statements[key]?.update {
-                cached.reset()
+                cached.rewind()
+                lastStatement = (key, insert, cached)
                 return cached
             }
             let made = try connection.prepare(insert ? mapping.insertSQL : mapping.updateSQL)
@@ -38,6 +47,7 @@ extension SQLiteStore {
             } else {
                 statements[key, default: (nil, nil)].update = made
             }
+            lastStatement = (key, insert, made)
             return made
         }
         // Partial updates (below) by entity and set of changed columns, prepared once per save.
@@ -46,21 +56,38 @@ extension SQLiteStore {
             let entries: [Int]
         }
         var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
-        // Rows of one entity usually come together: the last mapping is reused.
-        var last: (entity: NSEntityDescription, mapping: SQLiteSchema.EntityMapping)?
+        var lastPartial: (key: PartialUpdateKey, statement: SQLiteStatement)?
+        // Rows of one entity usually come together: the last mapping is reused. Keyed by the
+        // object's layout (one per entity, never freed while the entity lives), a plain load, where
+        // `entity` is an unowned reference to retain and release per row.
+        var last: (layout: ObjectIdentifier, mapping: SQLiteSchema.EntityMapping)?
         func mappingOf(_ object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
-            let entity = object.entity
-            if let last, last.entity === entity { return last.mapping }
+            let layout = ObjectIdentifier(object._layout)
+            if let last, last.layout == layout { return last.mapping }
             let found = try mapping(of: object)
-            last = (entity, found)
+            last = (layout, found)
             return found
         }
         let inserted = byKey(request.insertedList)
         let updated = byKey(request.updatedList)
         let deleted = byKey(request.deletedList)
         let written = try connection.writeTransaction { () throws -> NSDictionary? in
+            // One prepared DELETE per entity and form (with or without the version check).
+            var deletes: [ObjectIdentifier: (checked: SQLiteStatement?, unchecked: SQLiteStatement?)] = [:]
             for object in deleted {
-                try deleteRow(object, connection)
+                let mapping = try mappingOf(object)
+                let checked = object._version > 0
+                let key = ObjectIdentifier(mapping)
+                let statement: SQLiteStatement
+                if let cached = checked ? deletes[key]?.checked : deletes[key]?.unchecked {
+                    cached.reset()
+                    statement = cached
+                } else {
+                    statement = try connection.prepare(
+                        "DELETE FROM \(mapping.table.name) WHERE Z_PK = ?" + (checked ? " AND Z_OPT = ?" : ""))
+                    if checked { deletes[key, default: (nil, nil)].checked = statement } else { deletes[key, default: (nil, nil)].unchecked = statement }
+                }
+                try deleteRow(object, mapping, statement, connection)
                 try rowWritten()
             }
             try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
@@ -77,21 +104,32 @@ extension SQLiteStore {
                 if changed.count < mapping.slots.count, mapping.compositeSlots.isEmpty {
                     let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed)
                     let partial: SQLiteStatement
-                    if let cached = partialStatements[key] {
-                        cached.reset()
+                    if let lastPartial, lastPartial.key == key {  // rows changed alike come together
+                        lastPartial.statement.rewind()
+                        partial = lastPartial.statement
+                    } else if let cached = partialStatements[key] {
+                        cached.rewind()
                         partial = cached
                     } else {
                         partial = try connection.prepare(mapping.partialUpdateSQL(changed))
                         partialStatements[key] = partial
                     }
+                    lastPartial = (key, partial)
                     try writeRow(object, mapping, insert: false, partial, connection, only: changed)
                 } else {
                     try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
                 }
                 try rowWritten()
             }
-            for object in inserted { try writeToManyRelationships(object, all: true, connection) }
-            for object in updated { try writeToManyRelationships(object, all: false, connection) }
+            // (Entities without to-many relationships have nothing here: skipped by their mapping.)
+            for object in inserted {
+                if try mappingOf(object).toMany.isEmpty { continue }
+                try writeToManyRelationships(object, all: true, connection)
+            }
+            for object in updated {
+                if try mappingOf(object).toMany.isEmpty { continue }
+                try writeToManyRelationships(object, all: false, connection)
+            }
             return try writeMetadataIfChanged(connection)
         }
         if let written { writtenMetadata = written }
@@ -142,37 +180,25 @@ extension SQLiteStore {
             index = 2
         }
         let values = object._values
-        func bindSlot(_ slot: SQLiteSchema.SlotMapping) throws {
-            let value = slot.slot < values.count ? values[slot.slot] : nil
-            switch slot.kind {
-            case .attribute(.transformableAttributeType):
-                let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
-                bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
-                index += 1
-            case .attribute(let type):
-                bindAttribute(value, type, statement, index)
-                index += 1
-            case .toOne(_, let entityColumn):
-                let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
-                if let destination, let destinationKey = destination.primaryKey {
-                    statement.bind(destinationKey, index)
-                    if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
-                } else {
-                    statement.bindNull(index)
-                    if entityColumn != nil { statement.bindNull(index + 1) }
-                }
-                index += entityColumn == nil ? 1 : 2
+        try values.withUnsafeBufferPointer { buffer in
+            if let only {
+                for entry in only { try bindSlot(mapping.slots[entry], of: object, buffer, statement, &index) }
+            } else {
+                for slot in mapping.slots { try bindSlot(slot, of: object, buffer, statement, &index) }
             }
-        }
-        if let only {
-            for entry in only { try bindSlot(mapping.slots[entry]) }
-        } else {
-            for slot in mapping.slots { try bindSlot(slot) }
         }
         if only == nil, !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
         if !insert {
             statement.bind(pk, index)
             statement.bind(object._version, index + 1)
+            index += 2
+        }
+        // Every parameter is bound above; should a statement have more, they are NULL, as after a
+        // reset that clears bindings (the statements are rewound without clearing).
+        let parameters = statement.parameterCount
+        while index <= parameters {
+            statement.bindNull(index)
+            index += 1
         }
         do {
             try statement.run()
@@ -187,17 +213,94 @@ extension SQLiteStore {
         if !insert, connection.changes == 0 { throw conflict(object) }
     }
 
+    /// Binds one slot's column(s) of a row from the object's values, from `index` on, and moves
+    /// `index` past them. (A method with `inout`, not a nested function capturing the index: a
+    /// captured `var` is boxed and checked for exclusive access at run time on every use.)
+    private func bindSlot(
+        _ slot: SQLiteSchema.SlotMapping, of object: NSManagedObject, _ buffer: UnsafeBufferPointer<Any?>,
+        _ statement: SQLiteStatement, _ index: inout Int32
+    ) throws {
+        let inRange = slot.slot < buffer.count
+        switch slot.kind {
+        case .attribute(.transformableAttributeType):
+            let value = inRange ? buffer[slot.slot] : nil
+            let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
+            bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
+            index += 1
+        case .attribute(let type):
+            if !inRange {
+                statement.bindNull(index)
+            } else if !Self.bindInPlace(UnsafeRawPointer(buffer.baseAddress! + slot.slot), type, statement, index) {
+                bindAttribute(buffer[slot.slot], type, statement, index)
+            }
+            index += 1
+        case .toOne(_, let entityColumn):
+            let value = inRange ? buffer[slot.slot] : nil
+            let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
+            if let destination, let destinationKey = destination.primaryKey {
+                statement.bind(destinationKey, index)
+                if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
+            } else {
+                statement.bindNull(index)
+                if entityColumn != nil { statement.bindNull(index + 1) }
+            }
+            index += entityColumn == nil ? 1 : 2
+        }
+    }
+
+    /// Binds the attribute value stored at `pointer` (an `Any?` slot of an object's values) where it
+    /// lies, in the common cases: `nil`, or a value of the attribute's own type held inline in the
+    /// existential container (the layout ``ValueConversion/exactly(_:as:)`` describes; `nil` is a
+    /// null metadata word, the first extra inhabitant `Optional` takes). Binds as ``bindAttribute(_:_:_:_:)``
+    /// would and returns `true`; returns `false` for anything else, for the caller to bind as usual.
+    ///
+    /// Copying each `Any?` out of the values and into `bindAttribute` (and destroying both copies)
+    /// was most of the save's per-attribute cost.
+    @inline(__always)
+    private static func bindInPlace(
+        _ pointer: UnsafeRawPointer, _ type: NSAttributeType, _ statement: SQLiteStatement, _ index: Int32
+    ) -> Bool {
+        let metadata = pointer.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
+        if metadata == 0 {
+            statement.bindNull(index)
+            return true
+        }
+        func holds<T>(_: T.Type) -> Bool { metadata == unsafeBitCast(T.self as Any.Type, to: UInt.self) }
+        switch type {
+        case .integer64AttributeType where holds(Int64.self):
+            statement.bind(pointer.load(as: Int64.self), index)
+        case .integer32AttributeType where holds(Int32.self):
+            statement.bind(Int64(pointer.load(as: Int32.self)), index)
+        case .integer16AttributeType where holds(Int16.self):
+            statement.bind(Int64(pointer.load(as: Int16.self)), index)
+        case .booleanAttributeType where holds(Bool.self):
+            statement.bind(Int64(pointer.load(as: Bool.self) ? 1 : 0), index)
+        case .doubleAttributeType where holds(Double.self):
+            statement.bind(pointer.load(as: Double.self), index)
+        case .dateAttributeType where holds(Date.self):
+            statement.bind(pointer.load(as: Date.self).timeIntervalSinceReferenceDate, index)
+        case .stringAttributeType where holds(String.self):
+            statement.bind(pointer.load(as: String.self), index)
+        default:
+            return false
+        }
+        return true
+    }
+
     /// DELETE one row (checked against its version when the context knows it) and its join rows.
-    private func deleteRow(_ object: NSManagedObject, _ connection: SQLiteConnection) throws {
-        let mapping = try mapping(of: object)
+    /// `statement`: the entity's prepared DELETE, with `AND Z_OPT = ?` when `object._version > 0`.
+    private func deleteRow(
+        _ object: NSManagedObject, _ mapping: SQLiteSchema.EntityMapping, _ statement: SQLiteStatement,
+        _ connection: SQLiteConnection
+    ) throws {
         let pk = try primaryKey(of: object)
+        statement.bind(pk, 1)
         if object._version > 0 {
-            try connection.run(
-                "DELETE FROM \(mapping.table.name) WHERE Z_PK = ? AND Z_OPT = ?",
-                [.integer(pk), .integer(object._version)])
+            statement.bind(object._version, 2)
+            try statement.run()
             if connection.changes == 0 { throw conflict(object) }
         } else {
-            try connection.run("DELETE FROM \(mapping.table.name) WHERE Z_PK = ?", [.integer(pk)])
+            try statement.run()
         }
         for case .join(let join, let mine, _, _, _) in mapping.toMany.values {
             try connection.run("DELETE FROM \(join.name) WHERE \(mine) = ?", [.integer(pk)])
@@ -252,4 +355,13 @@ extension SQLiteStore {
             }
         }
     }
+}
+
+extension SQLiteStatement {
+    /// Makes the statement ready to run again, keeping its bindings: for a caller that binds every
+    /// parameter again (``reset()`` also clears them).
+    fileprivate func rewind() { sqlite3_reset(handle) }
+
+    /// The number of parameters (the largest `?` index).
+    fileprivate var parameterCount: Int32 { sqlite3_bind_parameter_count(handle) }
 }

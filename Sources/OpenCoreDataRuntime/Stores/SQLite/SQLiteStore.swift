@@ -95,23 +95,28 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         var countByRoot: [Int64: Int64] = [:]
         var rootNumbers: [Int64] = []
         rootNumbers.reserveCapacity(array.count)
-        var lastEntity: NSEntityDescription?
+        // Runs of one entity are told apart by the object's layout (one per entity): a plain load,
+        // where `entity` is an unowned reference to retain and release per object.
+        var lastEntity: ObjectIdentifier?
         var lastRoot: Int64 = 0
+        var run: Int64 = 0  // objects of `lastEntity` in a row, counted once per run
         for object in array {
-            let entity = object.entity
-            if entity === lastEntity {
+            if ObjectIdentifier(object._layout) == lastEntity {
                 rootNumbers.append(lastRoot)
-                countByRoot[lastRoot, default: 0] += 1
+                run += 1
                 continue
             }
+            let entity = object.entity
             guard let root = schema.number(of: entity.rootEntity) else {
                 throw OpenCoreDataError(
                     .persistentStoreOperation, "the store does not hold this entity", entityName: object.entity.name)
             }
+            if lastEntity != nil { countByRoot[lastRoot, default: 0] += run }
             rootNumbers.append(root)
-            countByRoot[root, default: 0] += 1
-            (lastEntity, lastRoot) = (entity, root)
+            run = 1
+            (lastEntity, lastRoot) = (ObjectIdentifier(object._layout), root)
         }
+        if lastEntity != nil { countByRoot[lastRoot, default: 0] += run }
         var next: [Int64: Int64] = [:]
         try connection.writeTransaction {
             for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
@@ -126,10 +131,20 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         }
         var ids: [NSManagedObjectID] = []
         ids.reserveCapacity(array.count)
+        var currentRoot: Int64?
+        var pk: Int64 = 0
+        var runLayout: ObjectIdentifier?
+        var runEntity: NSEntityDescription?
         for (object, root) in zip(array, rootNumbers) {
-            let pk = next[root]!
-            next[root] = pk + 1
-            ids.append(NSManagedObjectID(entity: object.entity, store: self, reference: .int64(pk)))
+            if root != currentRoot {
+                if let currentRoot { next[currentRoot] = pk }
+                (currentRoot, pk) = (root, next[root]!)
+            }
+            if ObjectIdentifier(object._layout) != runLayout {
+                (runLayout, runEntity) = (ObjectIdentifier(object._layout), object.entity)
+            }
+            ids.append(NSManagedObjectID(entity: runEntity!, store: self, reference: .int64(pk)))
+            pk += 1
         }
         return ids
     }
