@@ -37,8 +37,19 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     /// The warnings that go with ``validationPredicates``.
     open private(set) var validationWarnings: [Any] = []
     /// Whether ``validationPredicates`` is not empty, read without a dynamic call by the save's
-    /// validation of every value.
-    @exclusivity(unchecked) package private(set) final var _hasValidationPredicates = false
+    /// validation of every value. An app's subclass may override the `open` getter, so for any
+    /// class but the framework's own the getter is asked.
+    package final var _hasValidationPredicates: Bool {
+        let type = ObjectIdentifier(type(of: self))
+        let framework =
+            type == ObjectIdentifier(NSAttributeDescription.self) || type == ObjectIdentifier(NSRelationshipDescription.self)
+            || type == ObjectIdentifier(NSDerivedAttributeDescription.self)
+            || type == ObjectIdentifier(NSCompositeAttributeDescription.self)
+            || type == ObjectIdentifier(NSFetchedPropertyDescription.self)
+            || type == ObjectIdentifier(NSExpressionDescription.self)
+        return framework ? _storedHasValidationPredicates : !validationPredicates.isEmpty
+    }
+    @exclusivity(unchecked) private final var _storedHasValidationPredicates = false
     /// Read-only properties (derived attributes) cannot be set; this feeds the version hash.
     package var _isReadOnly: Bool { false }
     /// What the Xcode model file said that has no Core Data property yet (validation bounds, ...).
@@ -60,7 +71,7 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     package func _setValidationPredicates(_ predicates: [NSPredicate], warnings: [Any]) {
         validationPredicates = predicates
         validationWarnings = warnings
-        _hasValidationPredicates = !predicates.isEmpty
+        _storedHasValidationPredicates = !predicates.isEmpty
     }
 
     open override var description: String {

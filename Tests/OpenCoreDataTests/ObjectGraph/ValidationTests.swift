@@ -326,6 +326,30 @@ struct ValidationTests {
         try context.save()
         #expect(try StoreFingerprint(store) != before)
     }
+
+    /// An app's subclass of `NSAttributeDescription` that overrides the `validationPredicates`
+    /// getter (it is `open`) is validated with the predicates it returns: the save's fast path for
+    /// values of the attribute's own type must not skip them.
+    final class AtLeastTen: NSAttributeDescription, @unchecked Sendable {
+        override var validationPredicates: [NSPredicate] { [NSPredicate(format: "SELF >= 10")] }
+    }
+
+    @Test(arguments: storeTypes)
+    func overriddenValidationPredicatesAreEvaluated(storeType: String) throws {
+        let score = AtLeastTen(name: "score", type: .integer64AttributeType)
+        let model = NSManagedObjectModel()
+        model.entities = [NSEntityDescription(name: "Tally", properties: [score])]
+        let store = try TestStore(storeType, model: model)
+        let context = store.newContext()
+        let tally = insertObject("Tally", ["score": Int64(3)], into: context)
+        #expect {
+            try context.save()
+        } throws: { error in
+            (error as? OpenCoreDataError)?.code == .validationNumberTooSmall
+        }
+        tally.setValue(Int64(12), forKey: "score")
+        try context.save()
+    }
 }
 
 // MARK: - Seed 002, "Validation"
