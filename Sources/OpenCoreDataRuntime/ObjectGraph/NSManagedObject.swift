@@ -133,6 +133,18 @@ open class NSManagedObject: NSObject {
     /// (relationships, `registeredObjects`, save notifications).
     open override var hash: Int { Int(bitPattern: ObjectIdentifier(self)) }
 
+    /// Identity, as on Apple (`NSManagedObject` reserves `isEqual(_:)` and `hash`). Sets of managed
+    /// objects (to-many relationships, the save notification's sets) compare on every probe, and
+    /// `NSObject`'s default casts the argument first; the argument `==` passes (an `NSObject`) is
+    /// read in place instead.
+    ///
+    /// Related Core Data documentation: [NSManagedObject](https://developer.apple.com/documentation/coredata/nsmanagedobject)
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let object else { return false }
+        if let other = ValueConversion.boxedReference(object, as: NSObject.self) { return other === self }
+        return (object as? NSManagedObject) === self
+    }
+
 
     /// The object's entity.
     public var entity: NSEntityDescription { _layout.entity }

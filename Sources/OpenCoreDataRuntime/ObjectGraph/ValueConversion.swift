@@ -143,7 +143,14 @@ package enum ValueConversion {
     /// The container layout is the one ``exactly(_:as:)`` relies on; a class reference is inline.
     @inline(__always)
     package static func boxedManagedObject(_ value: Any) -> NSManagedObject? {
-        withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: NSManagedObject.self) }
+        boxedReference(value, as: NSManagedObject.self)
+    }
+
+    /// `value` if it holds a reference boxed with static type `T` (its container's metadata is `T`'s),
+    /// loaded in place; else `nil` (no answer: the caller casts).
+    @inline(__always)
+    package static func boxedReference<T: AnyObject>(_ value: Any, as type: T.Type) -> T? {
+        withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
     }
 
     private static func convertSlow<T>(_ value: Any?, to: T.Type) -> T? {
