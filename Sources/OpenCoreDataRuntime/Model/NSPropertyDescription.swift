@@ -40,14 +40,7 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     /// validation of every value. An app's subclass may override the `open` getter, so for any
     /// class but the framework's own the getter is asked.
     package final var _hasValidationPredicates: Bool {
-        let type = ObjectIdentifier(type(of: self))
-        let framework =
-            type == ObjectIdentifier(NSAttributeDescription.self) || type == ObjectIdentifier(NSRelationshipDescription.self)
-            || type == ObjectIdentifier(NSDerivedAttributeDescription.self)
-            || type == ObjectIdentifier(NSCompositeAttributeDescription.self)
-            || type == ObjectIdentifier(NSFetchedPropertyDescription.self)
-            || type == ObjectIdentifier(NSExpressionDescription.self)
-        return framework ? _storedHasValidationPredicates : !validationPredicates.isEmpty
+        _isFrameworkClass ? _storedHasValidationPredicates : !validationPredicates.isEmpty
     }
     @exclusivity(unchecked) private final var _storedHasValidationPredicates = false
     /// Read-only properties (derived attributes) cannot be set; this feeds the version hash.
@@ -55,7 +48,18 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     /// What the Xcode model file said that has no Core Data property yet (validation bounds, ...).
     package var _xcodeModelExtras: XcodeModelPropertyExtras?
 
-    public override init() { super.init() }
+    /// Whether this is an instance of one of the framework's own property classes (decided once:
+    /// comparing metadata on every validated value cost about 50 instructions each).
+    private final let _isFrameworkClass: Bool
+
+    public override init() {
+        let type = ObjectIdentifier(Swift.type(of: self))
+        _isFrameworkClass = [
+            NSAttributeDescription.self, NSRelationshipDescription.self, NSDerivedAttributeDescription.self,
+            NSCompositeAttributeDescription.self, NSFetchedPropertyDescription.self, NSExpressionDescription.self,
+        ].contains { ObjectIdentifier($0) == type }
+        super.init()
+    }
 
     /// Sets the validation predicates and the warnings reported when each fails. The save
     /// evaluates each predicate with the property's value as `SELF` (`length >= 3`,

@@ -153,6 +153,14 @@ package enum ValueConversion {
         withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
     }
 
+    /// ``boxedReference(_:as:)`` for an optional, read in place (`Optional<Any>` has `Any`'s layout,
+    /// its `nil` a null metadata pointer, which matches no type).
+    @inline(__always)
+    package static func boxedReference<T: AnyObject>(in value: Any?, as type: T.Type) -> T? {
+        guard MemoryLayout<Any?>.size == MemoryLayout<Any>.size else { return nil }
+        return withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
+    }
+
     private static func convertSlow<T>(_ value: Any?, to: T.Type) -> T? {
         guard let value = unwrap(value) else { return nil }
         if let numeric = T.self as? any ManagedNumericValue.Type {
