@@ -153,6 +153,15 @@ package enum ValueConversion {
         withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
     }
 
+    /// `value` if it holds a managed object of any class, without the runtime's general cast: the
+    /// dynamic type is checked with a metatype cast (tens of instructions, not hundreds), and a class
+    /// instance is stored inline in the container, so the reference is loaded in place.
+    @inline(__always)
+    package static func managedObject(_ value: Any) -> NSManagedObject? {
+        guard Swift.type(of: value) is NSManagedObject.Type else { return nil }
+        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: NSManagedObject.self) }
+    }
+
     /// ``boxedReference(_:as:)`` for an optional, read in place (`Optional<Any>` has `Any`'s layout,
     /// its `nil` a null metadata pointer, which matches no type).
     @inline(__always)

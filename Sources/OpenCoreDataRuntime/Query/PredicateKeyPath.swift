@@ -81,15 +81,20 @@ package enum PredicateKeyPath {
     }
 
     /// One KVC step: `value.key`.
+    private static func step(_ object: NSManagedObject, _ key: String) -> Any? {
+        if object._layout.indexByName[key] == nil, object._layout.fetchedPropertiesByName[key] == nil {  // not a property: no KVC misuse log
+            return key == "objectID" ? object.objectID : nil
+        }
+        return object.value(forKey: key)
+    }
+
     package static func step(_ value: Any?, _ key: String) -> Any? {
         guard let value = PredicateValues.normalize(value) else { return nil }
         if key == "self" || key == "SELF" { return value }
+        if let object = ValueConversion.managedObject(value) { return step(object, key) }
         switch value {
         case let object as NSManagedObject:
-            if object._layout.indexByName[key] == nil, object._layout.fetchedPropertiesByName[key] == nil {  // not a property: no KVC misuse log
-                return key == "objectID" ? object.objectID : nil
-            }
-            return object.value(forKey: key)
+            return step(object, key)
         case let dictionary as [String: Any]:
             return dictionary[key]
         case let dictionary as [AnyHashable: Any]:

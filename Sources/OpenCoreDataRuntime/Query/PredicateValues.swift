@@ -48,10 +48,12 @@ package enum PredicateNumber {
 package enum PredicateValues {
     /// Unwraps optionals and turns `NSNull` into `nil`; bridges `NSString`/`Substring` to `String`.
     package static func normalize(_ value: Any?) -> Any? {
-        guard let value = ValueConversion.unwrap(value) else { return nil }
+        guard let value else { return nil }
         // Type checks by metadata: a cast of a Swift value (an `Int16` from an attribute) to a class
         // such as NSNull looks for a bridge first and cost over a thousand instructions per value.
+        // The dynamic type is read once (unwrapping first read it again and copied the value twice).
         let type = Swift.type(of: value)
+        if ValueConversion.isOptionalType(type) { return normalize(ValueConversion.unwrap(value)) }
         if ObjectIdentifier(type) == ObjectIdentifier(NSNull.self) { return nil }
         if ObjectIdentifier(type) == ObjectIdentifier(Substring.self), let s = value as? Substring { return String(s) }
         if type is AnyClass, type is NSString.Type, let s = value as? NSString { return String(s) }
