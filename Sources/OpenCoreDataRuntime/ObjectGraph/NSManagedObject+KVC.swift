@@ -12,6 +12,11 @@ extension NSManagedObject {
     /// Related Core Data documentation: [value(forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1412591-value)
     public func value(forKey key: String) -> Any? {
         guard let slot = _layout.indexByName[key] else { return _valueForKeyWithoutSlot(key) }
+        return _value(forKey: key, slot: slot)
+    }
+
+    /// ``value(forKey:)`` for a key whose slot the caller has looked up.
+    package func _value(forKey key: String, slot: Int) -> Any? {
         willAccessValue(forKey: key)
         defer { didAccessValue(forKey: key) }
         return _publicValue(slot: slot)

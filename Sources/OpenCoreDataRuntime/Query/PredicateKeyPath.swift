@@ -82,7 +82,8 @@ package enum PredicateKeyPath {
 
     /// One KVC step: `value.key`.
     private static func step(_ object: NSManagedObject, _ key: String) -> Any? {
-        if object._layout.indexByName[key] == nil, object._layout.fetchedPropertiesByName[key] == nil {  // not a property: no KVC misuse log
+        if let slot = object._layout.indexByName[key] { return object._value(forKey: key, slot: slot) }
+        if object._layout.fetchedPropertiesByName[key] == nil {  // not a property: no KVC misuse log
             return key == "objectID" ? object.objectID : nil
         }
         return object.value(forKey: key)
