@@ -51,10 +51,7 @@ extension NSManagedObject {
     /// destroys the copy, for every property of every saved object.
     @inline(__always)
     private static func _storedTypeIs(_ expected: any Any.Type, _ value: inout Any?) -> Bool {
-        withUnsafeMutablePointer(to: &value) { pointer in
-            let metadata = UnsafeRawPointer(pointer).load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
-            return metadata != 0 && metadata == unsafeBitCast(expected, to: UInt.self)
-        }
+        withUnsafeMutablePointer(to: &value) { ValueConversion.container(at: UnsafeRawPointer($0), holds: expected) }
     }
 
     /// Whether values of an attribute type have one canonical Swift type (transformable,

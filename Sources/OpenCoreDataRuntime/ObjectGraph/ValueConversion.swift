@@ -130,11 +130,24 @@ package enum ValueConversion {
         }
     }
 
-    /// The `T` in the existential container at `container` if its metadata is `T`'s, else `nil`.
+    /// The type metadata word of the `Any` (or `Any?`) container at `container`: `nil` for an
+    /// `Any?` holding `nil`. The one place that knows where the word lies (see ``exactly(_:as:)``).
     @inline(__always)
-    private static func loadExactly<T>(_ container: UnsafeRawPointer, as type: T.Type) -> T? {
-        let metadata = container.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
-        guard metadata == unsafeBitCast(T.self as Any.Type, to: UnsafeRawPointer.self) else { return nil }
+    package static func metadata(ofContainerAt container: UnsafeRawPointer) -> UnsafeRawPointer? {
+        container.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
+    }
+
+    /// Whether the container at `container` holds a value of exactly `type`.
+    @inline(__always)
+    package static func container(at container: UnsafeRawPointer, holds type: any Any.Type) -> Bool {
+        metadata(ofContainerAt: container) == unsafeBitCast(type, to: UnsafeRawPointer.self)
+    }
+
+    /// The `T` in the existential container at `container` if its metadata is `T`'s, else `nil`.
+    /// `T` must be a type stored inline (``InlineStorage``) or a class.
+    @inline(__always)
+    package static func loadExactly<T>(_ container: UnsafeRawPointer, as type: T.Type) -> T? {
+        guard self.container(at: container, holds: T.self) else { return nil }
         return container.load(as: T.self)
     }
 

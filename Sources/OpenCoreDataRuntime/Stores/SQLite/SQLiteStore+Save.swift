@@ -260,29 +260,22 @@ extension SQLiteStore {
     private static func bindInPlace(
         _ pointer: UnsafeRawPointer, _ type: NSAttributeType, _ statement: SQLiteStatement, _ index: Int32
     ) -> Bool {
-        let metadata = pointer.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
-        if metadata == 0 {
+        if ValueConversion.metadata(ofContainerAt: pointer) == nil {
             statement.bindNull(index)
             return true
         }
-        func holds<T>(_: T.Type) -> Bool { metadata == unsafeBitCast(T.self as Any.Type, to: UInt.self) }
+        func value<T>(_: T.Type) -> T? { ValueConversion.loadExactly(pointer, as: T.self) }
         switch type {
-        case .integer64AttributeType where holds(Int64.self):
-            statement.bind(pointer.load(as: Int64.self), index)
-        case .integer32AttributeType where holds(Int32.self):
-            statement.bind(Int64(pointer.load(as: Int32.self)), index)
-        case .integer16AttributeType where holds(Int16.self):
-            statement.bind(Int64(pointer.load(as: Int16.self)), index)
-        case .booleanAttributeType where holds(Bool.self):
-            statement.bind(Int64(pointer.load(as: Bool.self) ? 1 : 0), index)
-        case .doubleAttributeType where holds(Double.self):
-            statement.bind(pointer.load(as: Double.self), index)
-        case .dateAttributeType where holds(Date.self):
-            statement.bind(pointer.load(as: Date.self).timeIntervalSinceReferenceDate, index)
-        case .stringAttributeType where holds(String.self):
-            statement.bind(pointer.load(as: String.self), index)
-        default:
-            return false
+        case .integer64AttributeType: guard let v = value(Int64.self) else { return false }; statement.bind(v, index)
+        case .integer32AttributeType: guard let v = value(Int32.self) else { return false }; statement.bind(Int64(v), index)
+        case .integer16AttributeType: guard let v = value(Int16.self) else { return false }; statement.bind(Int64(v), index)
+        case .booleanAttributeType: guard let v = value(Bool.self) else { return false }; statement.bind(Int64(v ? 1 : 0), index)
+        case .doubleAttributeType: guard let v = value(Double.self) else { return false }; statement.bind(v, index)
+        case .dateAttributeType:
+            guard let v = value(Date.self) else { return false }
+            statement.bind(v.timeIntervalSinceReferenceDate, index)
+        case .stringAttributeType: guard let v = value(String.self) else { return false }; statement.bind(v, index)
+        default: return false
         }
         return true
     }
