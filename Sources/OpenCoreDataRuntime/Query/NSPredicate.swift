@@ -35,6 +35,12 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
 
     package let _storage: Storage
 
+    /// For a predicate instantiated from a cached format template (``PredicateTemplates``): the
+    /// template and the expressions that filled its slots, so that a store can reuse what it
+    /// compiled for an earlier instance of the same template. Set once, before the predicate is
+    /// returned to its creator.
+    var _templateOrigin: PredicateTemplateOrigin?
+
     /// A predicate that always evaluates to `value` (`TRUEPREDICATE` / `FALSEPREDICATE`).
     ///
     /// Related Core Data documentation: [init(value:)](https://developer.apple.com/documentation/foundation/nspredicate/init(value:))

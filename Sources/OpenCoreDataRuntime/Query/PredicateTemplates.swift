@@ -57,7 +57,11 @@ enum PredicateTemplates {
             else { return nil }
             expressions.append(expression)
         }
-        return template._substituting(SubstitutionVariables(named: [:], slots: expressions))
+        let predicate = template._substituting(SubstitutionVariables(named: [:], slots: expressions))
+        if predicate !== template {  // never mark the shared template itself
+            predicate._templateOrigin = PredicateTemplateOrigin(template: template, slots: expressions)
+        }
+        return predicate
     }
 
     /// Whether `format` can be parsed as a template (for tests).
@@ -78,4 +82,12 @@ enum PredicateTemplates {
         }
         return entry
     }
+}
+
+/// Where a predicate instantiated from a format template came from: the template (whose identity
+/// stands for the format string) and the expressions that replaced its slots `%0`, `%1`, ...; the
+/// instance's tree holds these same expression objects where the template had the slots.
+struct PredicateTemplateOrigin {
+    let template: NSPredicate
+    let slots: [NSExpression]
 }

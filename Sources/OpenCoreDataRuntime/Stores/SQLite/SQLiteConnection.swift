@@ -12,6 +12,8 @@ final class SQLiteConnection {
     /// The same statements for fetches, found by their shape, which is cheaper to hash than the SQL
     /// text with its long select list. (A concrete key: `AnyHashable` cost more than the text.)
     private var fetchCache: [SQLiteStore.FetchShape: SQLiteStatement] = [:]
+    /// What fetches of format-template predicates compiled, for their later instances.
+    var fetchPlans = SQLiteStore.FetchPlans()
     /// Test hook: told the SQL of every statement run (placeholders only, never values).
     var statementObserver: ((String) -> Void)?
 
@@ -60,6 +62,7 @@ final class SQLiteConnection {
         for statement in cache.values { statement.finalize() }
         cache.removeAll()
         fetchCache.removeAll()
+        fetchPlans.removeAll()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -81,13 +84,16 @@ final class SQLiteConnection {
     /// The cached prepared statement for a fetch of `shape`, reset and with bindings cleared; on a
     /// miss, `sql()` is prepared (through the SQL-keyed cache) and remembered under `shape`.
     func prepare(shape: SQLiteStore.FetchShape, sql: () -> String) throws -> SQLiteStatement {
-        if let cached = fetchCache[shape] {
-            statementObserver?(cached.sql)
-            cached.reset()
-            return cached
-        }
+        if let cached = fetchCache[shape] { return reuse(cached) }
         let statement = try prepare(sql())
         fetchCache[shape] = statement
+        return statement
+    }
+
+    /// `statement`, one of this connection's cached statements, reset and with bindings cleared.
+    func reuse(_ statement: SQLiteStatement) -> SQLiteStatement {
+        statementObserver?(statement.sql)
+        statement.reset()
         return statement
     }
 

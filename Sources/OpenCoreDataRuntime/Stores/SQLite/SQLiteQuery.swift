@@ -40,10 +40,26 @@ final class SQLiteQuery {
     /// Subqueries opened so far, for unique alias prefixes.
     private var subqueryCount = 0
 
-    init(schema: SQLiteSchema, mapping: SQLiteSchema.EntityMapping, aliasPrefix: String = "t") {
+    // Reuse by later instances of the same format template (``SQLiteStore/FetchPlan``).
+    /// The expressions that filled the template's slots: a constant that is one of them is bound
+    /// as that slot's value in ``recipe``.
+    private let slots: [NSExpression]
+    /// How each binding was made, in order: from a slot's value, or fixed by the template.
+    private(set) var recipe: [SQLiteStore.FetchPlan.Binding] = []
+    /// Cleared when the SQL depends on a slot's value in a way the plan's slot kinds do not
+    /// capture (a temporary object ID compiles to `0`; a slot inside an aggregate).
+    private(set) var reusable = true
+    /// The slot the constant being compiled came from.
+    private var currentSlot: Int?
+
+    init(
+        schema: SQLiteSchema, mapping: SQLiteSchema.EntityMapping, aliasPrefix: String = "t",
+        slots: [NSExpression] = []
+    ) {
         self.schema = schema
         self.mapping = mapping
         self.aliasPrefix = aliasPrefix
+        self.slots = slots
     }
 
     /// What a key path leads to: a column expression and how to read it.
@@ -100,9 +116,21 @@ final class SQLiteQuery {
         return (column, type)
     }
 
-    private func bind(_ value: SQLiteValue) -> String {
+    private func bind(_ value: SQLiteValue, _ role: SQLiteStore.FetchPlan.Role) -> String {
         bindings.append(value)
+        recipe.append(currentSlot.map { .slot($0, role) } ?? .fixed(value))
         return "?"
+    }
+
+    /// Notes which slot `constant` is (for ``recipe``); a slot nested in an aggregate cannot be reused.
+    private func noteSource(_ constant: NSExpression) {
+        guard !slots.isEmpty else { return }
+        currentSlot = slots.firstIndex { $0 === constant }
+        if currentSlot == nil, case .aggregate(let items) = constant._node,
+            items.contains(where: { item in slots.contains { $0 === item } })
+        {
+            reusable = false
+        }
     }
 
     // MARK: Predicates
@@ -110,9 +138,9 @@ final class SQLiteQuery {
     /// SQL for `predicate`, or `nil` if some part cannot run in SQL. On `nil`, bindings and joins
     /// added so far are rolled back.
     func compile(_ predicate: NSPredicate) -> String? {
-        let (savedBindings, savedJoins, savedAliases) = (bindings, joins, aliasByPath)
+        let (savedBindings, savedRecipe, savedJoins, savedAliases) = (bindings, recipe, joins, aliasByPath)
         if let sql = compileAny(predicate) { return sql }
-        (bindings, joins, aliasByPath) = (savedBindings, savedJoins, savedAliases)
+        (bindings, recipe, joins, aliasByPath) = (savedBindings, savedRecipe, savedJoins, savedAliases)
         return nil
     }
 
@@ -151,7 +179,7 @@ final class SQLiteQuery {
 
     /// The value of a constant expression (`.some(nil)` for nil), or of an aggregate of constants
     /// (`{1, 2}` in a format string) as an array; `nil` for any other expression.
-    private static func constant(_ expression: NSExpression) -> Any?? {
+    static func constant(_ expression: NSExpression) -> Any?? {
         switch expression.expressionType {
         case .constantValue:
             return .some(ValueConversion.unwrap(expression.constantValue).flatMap { ValueConversion.isNull($0) ? nil : $0 })
@@ -181,6 +209,7 @@ final class SQLiteQuery {
             (subject, constant, op) = (constant, subject, flippedOp)
         }
         guard let value = Self.constant(constant) else { return nil }
+        noteSource(constant)
         switch subject.expressionType {
         case .evaluatedObject:
             return compileObjectComparison("\(rootAlias).Z_PK", op: op, value: value)
@@ -209,6 +238,7 @@ final class SQLiteQuery {
         guard parts.count == 2, let slot = mapping.entity.layout.indexByName[parts[0]],
             let toMany = mapping.toMany[slot], Self.constant(predicate.rightExpression) != nil
         else { return nil }
+        noteSource(predicate.rightExpression)
         let destination: NSEntityDescription
         let from: String
         let link: String
@@ -235,7 +265,7 @@ final class SQLiteQuery {
             ]
             guard let symbol = symbols[predicate.predicateOperatorType] else { return nil }
             subqueryCount += 1
-            return "(SELECT COUNT(*) FROM \(from) WHERE \(link)) \(symbol) \(bind(.integer(count)))"
+            return "(SELECT COUNT(*) FROM \(from) WHERE \(link)) \(symbol) \(bind(.integer(count), .count))"
         }
         if let sql = compileToManyAggregate(
             predicate, path: parts[1], destination: destination, from: from, link: link, alias: alias)
@@ -249,7 +279,7 @@ final class SQLiteQuery {
         let inner = NSComparisonPredicate(
             leftExpression: NSExpression(forKeyPath: parts[1]), rightExpression: predicate.rightExpression,
             modifier: .direct, type: predicate.predicateOperatorType, options: predicate.options)
-        let child = SQLiteQuery(schema: schema, mapping: destinationMapping, aliasPrefix: alias)
+        let child = SQLiteQuery(schema: schema, mapping: destinationMapping, aliasPrefix: alias, slots: slots)
         guard let condition = child.compile(inner) else { return nil }
         // In memory the key path yields the set of destination values, which holds no nils: a
         // destination whose value is nil takes no part in ANY or ALL.
@@ -261,6 +291,8 @@ final class SQLiteQuery {
         subqueryCount += 1
         let joined = child.joins.isEmpty ? "" : " " + child.joins.joined(separator: " ")
         bindings.append(contentsOf: child.bindings)
+        recipe.append(contentsOf: child.recipe)
+        if !child.reusable { reusable = false }
         let rows = "SELECT 1 FROM \(from)\(joined) WHERE \(link) AND \(valueColumn) IS NOT NULL"
         if modifier == .any { return "EXISTS (\(rows) AND \(condition))" }
         return "NOT EXISTS (\(rows) AND NOT \(condition))"
@@ -289,20 +321,20 @@ final class SQLiteQuery {
             function == "SUM" || function == "AVG" ? "COALESCE(\(function)(\(column)), 0)" : "\(function)(\(column))"
         let subquery = "(SELECT \(aggregate) FROM \(from) WHERE \(link))"
         let resultType: NSAttributeType = function == "AVG" ? .doubleAttributeType : type
-        let saved = bindings
+        let saved = (bindings, recipe)
         guard
             let sql = compileAttribute(
                 subquery, type: resultType, op: predicate.predicateOperatorType, options: predicate.options,
                 value: value)
         else {
-            bindings = saved
+            (bindings, recipe) = saved
             return nil
         }
         subqueryCount += 1
         return sql
     }
 
-    private func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
+    static func sqlValue(_ value: Any, _ type: NSAttributeType) -> SQLiteValue? {
         // Decimals are stored as text and compare numerically only in memory; object IDs and
         // composites have no comparable column value; transformable columns hold transformer output.
         switch type {
@@ -344,6 +376,9 @@ final class SQLiteQuery {
         }
     }
 
+    /// Whether `value` is an array, set or ordered set (compared element by element).
+    static func isCollection(_ value: Any) -> Bool { collection(value) != nil }
+
     private static func collection(_ value: Any?) -> [Any]? {
         switch value {
         case let array as [Any]: array
@@ -362,7 +397,7 @@ final class SQLiteQuery {
         let isString = type == .stringAttributeType
         let folding = options.subtracting(.normalized)
         func stringOperation(_ op: NSComparisonPredicate.Operator, _ pattern: String) -> String {
-            "\(SQLiteFunctions.stringOperationName)(\(op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern))))"
+            "\(SQLiteFunctions.stringOperationName)(\(op.rawValue), \(options.rawValue), \(column), \(bind(.text(pattern), .text)))"
         }
         // Swift's (and NSString's) string equality is canonical equivalence, SQLite's `=` is byte
         // equality: they agree when the constant is ASCII, so only other constants need the function.
@@ -392,26 +427,27 @@ final class SQLiteQuery {
         switch op {
         case .equalTo, .notEqualTo:
             guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
-            guard let bound = sqlValue(value, type) else { return nil }
-            return op == .equalTo ? "\(column) IS \(bind(bound))" : "(\(column) != \(bind(bound)) OR \(column) IS NULL)"
+            guard let bound = Self.sqlValue(value, type) else { return nil }
+            return op == .equalTo
+                ? "\(column) IS \(bind(bound, .value(type)))" : "(\(column) != \(bind(bound, .value(type))) OR \(column) IS NULL)"
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
-            guard let value, let bound = sqlValue(value, type) else { return nil }
+            guard let value, let bound = Self.sqlValue(value, type) else { return nil }
             let symbol = [
                 NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">",
                 .greaterThanOrEqualTo: ">=",
             ][op]!
-            return "(\(column) IS NOT NULL AND \(column) \(symbol) \(bind(bound)))"
+            return "(\(column) IS NOT NULL AND \(column) \(symbol) \(bind(bound, .value(type))))"
         case .in:
             guard let items = Self.collection(value) else { return nil }
-            let bound = items.map { sqlValue($0, type) }
+            let bound = items.map { Self.sqlValue($0, type) }
             if bound.contains(where: { $0 == nil }) { return nil }
             if bound.isEmpty { return "0" }
-            return "(\(column) IS NOT NULL AND \(column) IN (\(bound.map { bind($0!) }.joined(separator: ", "))))"
+            return "(\(column) IS NOT NULL AND \(column) IN (\(bound.map { bind($0!, .value(type)) }.joined(separator: ", "))))"
         case .between:
             guard let items = Self.collection(value), items.count == 2,
-                let low = sqlValue(items[0], type), let high = sqlValue(items[1], type)
+                let low = Self.sqlValue(items[0], type), let high = Self.sqlValue(items[1], type)
             else { return nil }
-            return "(\(column) IS NOT NULL AND \(column) >= \(bind(low)) AND \(column) <= \(bind(high)))"
+            return "(\(column) IS NOT NULL AND \(column) >= \(bind(low, .value(type))) AND \(column) <= \(bind(high, .value(type))))"
         default:
             return nil
         }
@@ -428,9 +464,13 @@ final class SQLiteQuery {
         case .equalTo, .notEqualTo:
             guard let value else { return op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL" }
             guard let found = key(value) else { return nil }
-            guard let pk = found else { return op == .equalTo ? "0" : "1" }
+            guard let pk = found else {
+                reusable = false  // a temporary ID: the SQL is a constant, not a binding
+                return op == .equalTo ? "0" : "1"
+            }
             return op == .equalTo
-                ? "\(column) IS \(bind(.integer(pk)))" : "(\(column) != \(bind(.integer(pk))) OR \(column) IS NULL)"
+                ? "\(column) IS \(bind(.integer(pk), .primaryKey))"
+                : "(\(column) != \(bind(.integer(pk), .primaryKey)) OR \(column) IS NULL)"
         case .in:
             let keys: [Int64??]
             if let ids = value as? [NSManagedObjectID] {  // a batched fetch's IDs: no cast per item
@@ -441,9 +481,10 @@ final class SQLiteQuery {
             }
             if keys.contains(where: { $0 == nil }) { return nil }
             let known = keys.compactMap { $0 ?? nil }
+            if known.count != keys.count { reusable = false }  // temporary IDs are left out of the SQL
             if known.isEmpty { return "0" }
             return
-                "(\(column) IS NOT NULL AND \(column) IN (\(known.map { bind(.integer($0)) }.joined(separator: ", "))))"
+                "(\(column) IS NOT NULL AND \(column) IN (\(known.map { bind(.integer($0), .primaryKey) }.joined(separator: ", "))))"
         default:
             return nil
         }

@@ -16,33 +16,60 @@ extension SQLiteStore {
         }
         if FetchDictionaryResults.applies(to: request) { return try executeDictionaryFetch(request, context: context) }
         let connection = try db()
-        let query = SQLiteQuery(schema: schema, mapping: mapping)
-        var conditions: [String] = []
-
-        // Entity filter: subentities have contiguous numbers in pre-order.
         let table = mapping.table
-        if !request.includesSubentities || mapping.subentityRange.count == 1 {
-            if table.entityCount > 1 { conditions.append("t0.Z_ENT = \(mapping.number)") }
-        } else if entity.superentity != nil {
-            conditions.append(
-                "(t0.Z_ENT >= \(mapping.subentityRange.lowerBound) AND t0.Z_ENT <= \(mapping.subentityRange.upperBound))"
-            )
-        }
+        // IDs, and objects without property values (faults that load when first used), need only keys.
+        let keysOnly =
+            request.resultType == .managedObjectIDResultType
+            || (request.resultType == .managedObjectResultType && !request.includesPropertyValues)
 
-        // Conjuncts that do not compile are evaluated in memory on the rows the others select.
+        // An instance of a format template fetched before in the same way: its plan has the SQL.
+        let origin = request.resultType == .countResultType ? nil : request.predicate?._templateOrigin
+        let requestShape = origin != nil ? RequestShape(request, keysOnly: keysOnly) : nil
+        let found = requestShape.flatMap { shape in
+            origin.flatMap { connection.fetchPlans.plan(for: $0, mapping: mapping, shape: shape) }
+        }
+        // `nil` when a value cannot be bound as the plan's first instance was: compile afresh.
+        let planBindings = origin.flatMap { origin in found?.bindings(for: origin.slots) }
+        let plan = planBindings != nil ? found : nil
+
+        var conditions: [String] = []
+        var joins: [String] = []
+        var queryBindings: [SQLiteValue] = []
         var residual: [NSPredicate] = []
-        if let predicate = request.predicate {
-            for part in Self.conjuncts(of: predicate) {
-                if let sql = query.compile(part) { conditions.append(sql) } else { residual.append(part) }
+        let sorts = request.sortDescriptors ?? []
+        let order: [String]?
+        var newPlan: FetchPlan?
+        if let plan, let bindings = planBindings {
+            conditions = plan.conditions
+            joins = plan.joins
+            order = plan.order
+            queryBindings = bindings
+            assert(
+                { () -> Bool in  // debug builds check the plan against the compiler
+                    let fresh = compiledConditions(request, mapping: mapping, slots: origin?.slots ?? [])
+                    return fresh.conditions == conditions && fresh.query.joins == joins && fresh.order == order
+                        && fresh.query.bindings == bindings && fresh.residual.isEmpty
+                }(), "fetch plan differs from the compiled query")
+        } else {
+            let compiled = compiledConditions(request, mapping: mapping, slots: origin?.slots ?? [])
+            (conditions, residual, order) = (compiled.conditions, compiled.residual, compiled.order)
+            joins = compiled.query.joins
+            queryBindings = compiled.query.bindings
+            // Keep a plan when the whole fetch ran in SQL and nothing in it depends on a value.
+            if found == nil, let origin, let requestShape, residual.isEmpty, order != nil, compiled.query.reusable,
+                let kinds = FetchPlan.kinds(of: origin.slots)
+            {
+                newPlan = FetchPlan(
+                    template: origin.template, mapping: mapping, request: requestShape, kinds: kinds,
+                    recipe: compiled.query.recipe, conditions: conditions, joins: joins, order: order ?? [])
+                connection.fetchPlans.insert(newPlan!)
             }
         }
-        let sorts = request.sortDescriptors ?? []
-        let order = query.orderBy(sorts)
         let sortInMemory = !sorts.isEmpty && order == nil
         let allInSQL = residual.isEmpty && !sortInMemory
 
         let limited = allInSQL && (request.fetchLimit > 0 || request.fetchOffset > 0)
-        var bindings = query.bindings
+        var bindings = queryBindings
         if limited {
             bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
             bindings.append(.integer(Int64(request.fetchOffset)))
@@ -50,7 +77,7 @@ extension SQLiteStore {
         // The SQL text, built only when the statement for this shape is not cached yet.
         func from() -> String {
             var from = "FROM \(table.name) t0"
-            if !query.joins.isEmpty { from += " " + query.joins.joined(separator: " ") }
+            if !joins.isEmpty { from += " " + joins.joined(separator: " ") }
             if !conditions.isEmpty { from += " WHERE " + conditions.joined(separator: " AND ") }
             return from
         }
@@ -58,21 +85,19 @@ extension SQLiteStore {
             " ORDER BY " + ((order ?? []) + ["t0.Z_PK"]).joined(separator: ", ") + (limited ? " LIMIT ? OFFSET ?" : "")
         }
         func shape(_ columns: FetchShape.Columns) -> FetchShape {
-            FetchShape(mapping: mapping, columns: columns, conditions: conditions, joins: query.joins, order: order ?? [], limited: limited)
+            FetchShape(mapping: mapping, columns: columns, conditions: conditions, joins: joins, order: order ?? [], limited: limited)
         }
 
         // Counts and IDs need no row values when everything ran in SQL.
         if allInSQL, request.resultType == .countResultType {
             let sql = limited ? "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(from())\(tail()))" : "SELECT COUNT(*) \(from())"
-            guard case .integer(let count)? = try connection.column(sql, limited ? bindings : query.bindings).first else { return [0] }
+            guard case .integer(let count)? = try connection.column(sql, limited ? bindings : queryBindings).first else { return [0] }
             return [Int(count)]
         }
-        // IDs, and objects without property values (faults that load when first used), need only keys.
-        let keysOnly =
-            request.resultType == .managedObjectIDResultType
-            || (request.resultType == .managedObjectResultType && !request.includesPropertyValues)
         if allInSQL, keysOnly {
-            let statement = try connection.prepare(shape: shape(.keys)) { "SELECT t0.Z_PK, t0.Z_ENT \(from())\(tail())" }
+            let statement = try planned(plan, newPlan, connection) {
+                try connection.prepare(shape: shape(.keys)) { "SELECT t0.Z_PK, t0.Z_ENT \(from())\(tail())" }
+            }
             defer { statement.reset() }
             statement.bind(bindings)
             var ids: [NSManagedObjectID] = []
@@ -84,7 +109,9 @@ extension SQLiteStore {
             return ids.map { context.object(with: $0) }
         }
 
-        let statement = try connection.prepare(shape: shape(.rows)) { "SELECT \(table.selectList) \(from())\(tail())" }
+        let statement = try planned(plan, newPlan, connection) {
+            try connection.prepare(shape: shape(.rows)) { "SELECT \(table.selectList) \(from())\(tail())" }
+        }
         defer { statement.reset() }
         statement.bind(bindings)
 
@@ -145,6 +172,44 @@ extension SQLiteStore {
             if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
             return Array(slice)
         }
+    }
+
+    /// The statement of a planned fetch: the plan's own when it has one (no shape to hash), else
+    /// `prepare()`'s, which `newPlan` then keeps.
+    private func planned(
+        _ plan: FetchPlan?, _ newPlan: FetchPlan?, _ connection: SQLiteConnection,
+        prepare: () throws -> SQLiteStatement
+    ) rethrows -> SQLiteStatement {
+        if let statement = plan?.statement { return connection.reuse(statement) }
+        let statement = try prepare()
+        (plan ?? newPlan)?.statement = statement
+        return statement
+    }
+
+    /// The SQL conditions of a fetch: the entity filter and the compilable conjuncts of its
+    /// predicate (the others are `residual`, evaluated in memory), and its `ORDER BY` terms (`nil`
+    /// when a sort runs in memory). `slots` are a template instance's slot expressions.
+    private func compiledConditions(
+        _ request: NSFetchRequest<any NSFetchRequestResult>, mapping: SQLiteSchema.EntityMapping, slots: [NSExpression]
+    ) -> (conditions: [String], residual: [NSPredicate], order: [String]?, query: SQLiteQuery) {
+        let query = SQLiteQuery(schema: schema, mapping: mapping, slots: slots)
+        var conditions: [String] = []
+        // Entity filter: subentities have contiguous numbers in pre-order.
+        if !request.includesSubentities || mapping.subentityRange.count == 1 {
+            if mapping.table.entityCount > 1 { conditions.append("t0.Z_ENT = \(mapping.number)") }
+        } else if mapping.entity.superentity != nil {
+            conditions.append(
+                "(t0.Z_ENT >= \(mapping.subentityRange.lowerBound) AND t0.Z_ENT <= \(mapping.subentityRange.upperBound))")
+        }
+        // Conjuncts that do not compile are evaluated in memory on the rows the others select.
+        var residual: [NSPredicate] = []
+        if let predicate = request.predicate {
+            for part in Self.conjuncts(of: predicate) {
+                if let sql = query.compile(part) { conditions.append(sql) } else { residual.append(part) }
+            }
+        }
+        let order = query.orderBy(request.sortDescriptors ?? [])
+        return (conditions, residual, order, query)
     }
 
     /// What a fetch's SQL is made of, short of its text: the key of its cached statement.

@@ -1,0 +1,223 @@
+import Foundation
+
+extension SQLiteStore {
+    /// What the SQLite store compiled for one fetch of a predicate made from a format template
+    /// (`NSPredicate(format: "id == %lld", id)` in a loop, the seeds' `findOrFetch`), kept so that
+    /// later instances of the same template skip the compiler: their SQL is the same, and only the
+    /// bindings are made again from their slot values.
+    ///
+    /// A plan is found by the template's identity, and holds only when everything else the SQL
+    /// depends on is the same: the entity mapping, the request's shape (subentities, limit or
+    /// offset, sorts, the columns fetched), and each slot's kind: its key path for `%K`; nil; or
+    /// the value's type, and for strings whether they are ASCII (non-ASCII equality runs through
+    /// `ocd_strop`). Where the SQL depends on a value beyond that (a temporary object ID compiles to
+    /// `0`), the compiler marks the query not reusable and no plan is kept. Where a later value
+    /// cannot be bound the way the first was (NaN, an integer beyond `Int64`, a string that is not a
+    /// UUID), the fetch compiles from scratch, so a plan never changes a result.
+    final class FetchPlan {
+        /// How a binding is made from a slot's value: as ``SQLiteQuery`` made it.
+        enum Role {
+            /// A string pattern for `ocd_strop`.
+            case text
+            /// The value compared with an attribute of this type.
+            case value(NSAttributeType)
+            /// An object's (or object ID's) primary key.
+            case primaryKey
+            /// An integer compared with a to-many count.
+            case count
+        }
+
+        /// One binding: a slot's value made into a parameter, or a constant the template fixes.
+        enum Binding {
+            case slot(Int, Role)
+            case fixed(SQLiteValue)
+        }
+
+        /// What a slot holds, as far as the SQL text depends on it.
+        enum SlotKind: Equatable {
+            case keyPath(String)
+            case null
+            case value(ObjectIdentifier, ascii: Bool)
+        }
+
+        /// Held strongly, so that no later template can take its identity.
+        let template: NSPredicate
+        let mapping: SQLiteSchema.EntityMapping
+        let request: RequestShape
+        let kinds: [SlotKind]
+        let recipe: [Binding]
+        /// The compiled parts, as ``SQLiteStore/executeFetch(_:context:)`` builds the statement.
+        let conditions: [String]
+        let joins: [String]
+        let order: [String]
+        /// The prepared statement, once the first fetch has prepared it; owned by the connection,
+        /// which drops its plans when it finalizes its statements.
+        var statement: SQLiteStatement?
+
+        init(
+            template: NSPredicate, mapping: SQLiteSchema.EntityMapping, request: RequestShape, kinds: [SlotKind],
+            recipe: [Binding], conditions: [String], joins: [String], order: [String]
+        ) {
+            self.template = template
+            self.mapping = mapping
+            self.request = request
+            self.kinds = kinds
+            self.recipe = recipe
+            self.conditions = conditions
+            self.joins = joins
+            self.order = order
+        }
+
+        /// The bindings for an instance with `slots`, or `nil` if one cannot be made as the first
+        /// instance's was (the fetch then compiles from scratch).
+        func bindings(for slots: [NSExpression]) -> [SQLiteValue]? {
+            var bindings: [SQLiteValue] = []
+            bindings.reserveCapacity(recipe.count + 2)
+            for binding in recipe {
+                switch binding {
+                case .fixed(let value):
+                    bindings.append(value)
+                case .slot(let index, let role):
+                    guard index < slots.count, case (_, let value?)? = Self.read(slots[index]),
+                        let bound = Self.bind(value, role)
+                    else { return nil }
+                    bindings.append(bound)
+                }
+            }
+            return bindings
+        }
+
+        private static func bind(_ value: Any, _ role: Role) -> SQLiteValue? {
+            switch role {
+            case .text: return (value as? String).map(SQLiteValue.text)
+            case .value(let type): return SQLiteQuery.sqlValue(value, type)
+            case .primaryKey:
+                let id = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
+                return id?.primaryKey.map(SQLiteValue.integer)
+            case .count: return ValueConversion.int64(value).map(SQLiteValue.integer)
+            }
+        }
+
+        /// The kinds of `slots`, or `nil` when one cannot be reused (a collection, whose size
+        /// changes the SQL; an expression other than a constant or key path).
+        static func kinds(of slots: [NSExpression]) -> [SlotKind]? {
+            var kinds: [SlotKind] = []
+            kinds.reserveCapacity(slots.count)
+            for slot in slots {
+                guard let kind = kind(of: slot) else { return nil }
+                kinds.append(kind)
+            }
+            return kinds
+        }
+
+        /// Whether `slots` have exactly `kinds`, without building an array.
+        static func slots(_ slots: [NSExpression], haveKinds kinds: [SlotKind]) -> Bool {
+            guard slots.count == kinds.count else { return false }
+            for index in slots.indices where kind(of: slots[index]) != kinds[index] { return false }
+            return true
+        }
+
+        private static func kind(of slot: NSExpression) -> SlotKind? { read(slot)?.kind }
+
+        /// A slot's kind and its value as ``SQLiteQuery`` reads a constant (unwrapped, `NSNull` as
+        /// nil); `nil` when the slot cannot be reused. The values format specifiers give (`Int`,
+        /// `Double`, `String`, ...) are recognized by their type alone.
+        private static func read(_ slot: NSExpression) -> (kind: SlotKind, value: Any?)? {
+            switch slot._node {
+            case .keyPath(nil, let path):
+                return (.keyPath(path), nil)
+            case .constant(let constant?):
+                let type = ObjectIdentifier(Swift.type(of: constant))
+                if type == stringType { return (.value(type, ascii: isASCII(constant as! String)), constant) }
+                if scalarTypes.contains(type) { return (.value(type, ascii: false), constant) }
+                guard case .some(let unwrapped) = SQLiteQuery.constant(slot) else { return nil }
+                guard let value = unwrapped else { return (.null, nil) }
+                let valueType = ObjectIdentifier(Swift.type(of: value))
+                if value is NSManagedObject || value is NSManagedObjectID { return (.value(valueType, ascii: false), value) }
+                if let string = value as? NSString { return (.value(valueType, ascii: isASCII(string as String)), value) }
+                if SQLiteQuery.isCollection(value) { return nil }
+                return (.value(valueType, ascii: false), value)
+            case .constant(nil):
+                return (.null, nil)
+            default:
+                return nil
+            }
+        }
+
+        private static func isASCII(_ string: String) -> Bool { string.utf8.allSatisfy { $0 < 0x80 } }
+
+        private static let stringType = ObjectIdentifier(String.self)
+        /// Types that are never collections or strings: classified without a cast.
+        private static let scalarTypes: Set<ObjectIdentifier> = [
+            ObjectIdentifier(Int.self), ObjectIdentifier(Int64.self), ObjectIdentifier(Int32.self),
+            ObjectIdentifier(Int16.self), ObjectIdentifier(Int8.self), ObjectIdentifier(UInt.self),
+            ObjectIdentifier(UInt64.self), ObjectIdentifier(UInt32.self), ObjectIdentifier(UInt16.self),
+            ObjectIdentifier(UInt8.self), ObjectIdentifier(Double.self), ObjectIdentifier(Float.self),
+            ObjectIdentifier(Bool.self), ObjectIdentifier(Date.self), ObjectIdentifier(UUID.self),
+            ObjectIdentifier(Data.self), ObjectIdentifier(URL.self), ObjectIdentifier(Decimal.self),
+        ]
+    }
+
+    /// The parts of a fetch request that shape its SQL besides the predicate.
+    struct RequestShape: Equatable {
+        let includesSubentities: Bool
+        let limited: Bool
+        let keysOnly: Bool
+        let sorts: [Sort]
+
+        struct Sort: Equatable {
+            let key: String
+            let ascending: Bool
+            let selector: SortSelector
+        }
+
+        /// `nil` when a sort descriptor has a comparator or no key (it is sorted in memory, and such
+        /// fetches are not planned).
+        init?(_ request: NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool) {
+            includesSubentities = request.includesSubentities
+            limited = request.fetchLimit > 0 || request.fetchOffset > 0
+            self.keysOnly = keysOnly
+            var sorts: [Sort] = []
+            if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+                sorts.reserveCapacity(descriptors.count)
+                for sort in descriptors {
+                    guard !SQLiteQuery.hasComparator(sort), let key = sort.key else { return nil }
+                    sorts.append(Sort(key: key, ascending: sort.ascending, selector: sort._ocdSortSelector))
+                }
+            }
+            self.sorts = sorts
+        }
+    }
+
+    /// A connection's fetch plans, by template. Bounded: when full it is emptied.
+    struct FetchPlans {
+        private var plans: [ObjectIdentifier: [FetchPlan]] = [:]
+        private(set) var count = 0
+        static let limit = 512
+
+        /// The plan for an instance of `origin`'s template fetching from `mapping` with `shape`.
+        func plan(
+            for origin: PredicateTemplateOrigin, mapping: SQLiteSchema.EntityMapping, shape: RequestShape
+        ) -> FetchPlan? {
+            guard let candidates = plans[ObjectIdentifier(origin.template)] else { return nil }
+            for plan in candidates where plan.mapping === mapping && plan.request == shape {
+                if FetchPlan.slots(origin.slots, haveKinds: plan.kinds) { return plan }
+            }
+            return nil
+        }
+
+        mutating func insert(_ plan: FetchPlan) {
+            if count >= Self.limit {
+                plans.removeAll(keepingCapacity: true)
+                count = 0
+            }
+            plans[ObjectIdentifier(plan.template), default: []].append(plan)
+            count += 1
+        }
+
+        mutating func removeAll() {
+            plans.removeAll()
+            count = 0
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataTestSupport
+import Testing
+
+@testable import OpenCoreDataRuntime
+
+/// The SQLite store reuses what it compiled for a format template's earlier instance
+/// (`SQLiteStore.FetchPlan`). Every case runs one format with a sequence of arguments whose kinds
+/// change the SQL (ASCII and non-ASCII strings, nil, NaN, temporary objects, collections, key
+/// paths), and checks each fetch against in-memory evaluation of the same predicate. Debug builds
+/// also assert, on every plan hit, that the plan's SQL and bindings are the compiler's.
+@Suite("SQLite fetch plans for format templates")
+struct SQLiteFetchPlanTests {
+    /// Employees of two departments, with names that differ by case and diacritics, and nils.
+    static func seeded() throws -> (TestStore, NSManagedObjectContext, [NSManagedObject]) {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        let departments = try context.performAndWait {
+            let sales = insertObject("Department", ["name": "Sales", "budget": 10.5], into: context)
+            let labs = insertObject("Department", ["name": "Labs"], into: context)
+            let people: [(String, Int, NSManagedObject?, Bool)] = [
+                ("Ann", 30, sales, true), ("ann", 41, labs, false), ("Zoë", 25, sales, true),
+                ("Zoe", 52, nil, true), ("Bob", 30, labs, false), ("Émile", 19, nil, true),
+            ]
+            for (i, (name, age, department, active)) in people.enumerated() {
+                let employee = insertObject(
+                    i == 4 ? "Manager" : "Employee", ["name": name, "age": age, "active": active], into: context)
+                employee.setValue(department, forKey: "department")
+                if i % 2 == 0 { employee.setValue(Date(timeIntervalSinceReferenceDate: Double(i) * 1000), forKey: "hiredAt") }
+            }
+            try context.save()
+            return [sales, labs]
+        }
+        return (store, context, departments)
+    }
+
+    /// Names fetched through the store, and names that evaluate true in memory, for `predicate`.
+    static func results(
+        _ predicate: NSPredicate, in context: NSManagedObjectContext, sortedBy sort: [NSSortDescriptor]? = nil,
+        limit: Int = 0
+    ) throws -> (store: [String], memory: [String]) {
+        try context.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = predicate
+            request.sortDescriptors = sort
+            request.fetchLimit = limit
+            let fetched = try context.fetch(request).map { $0.value(forKey: "name") as! String }
+            let all = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
+            let matching = all.filter { predicate.evaluate(with: $0) }.map { $0.value(forKey: "name") as! String }
+            return (sort == nil ? fetched.sorted() : fetched, matching.sorted())
+        }
+    }
+
+    static func plans(_ store: TestStore) throws -> Int {
+        try #require(sqliteStore(store.coordinator).connection).fetchPlans.count
+    }
+
+    /// Each format with argument sets that take it down different paths of the compiler.
+    static var cases: [(format: String, argumentSets: [[Any]])] {
+        [
+        ("name == %@", [["Ann"], ["Bob"], ["Zoë"], ["ann"], [NSNull()], ["Émile"], [30], ["Zoe"]]),
+        ("name ==[cd] %@", [["zoe"], ["ANN"], ["emile"]]),
+        ("name BEGINSWITH %@ OR name CONTAINS[c] %@", [["A", "o"], ["Z", "É"], ["É", "B"]]),
+        ("age > %d", [[29], [40], [-1], [100]]),
+        ("age >= %@ AND age < %@", [[25, 42], [25.5, 41.5], [Double.nan, 50], [19, 20]]),
+        ("%K == %@", [["name", "Ann"], ["age", 30], ["name", "Bob"], ["age", 41], ["active", false]]),
+        ("%K < %f", [["age", 30.5], ["age", 26], ["age", Double.infinity]]),
+        ("hiredAt > %@ OR hiredAt == nil", [[Date(timeIntervalSinceReferenceDate: 500)], [Date.distantPast]]),
+        ("name IN %@", [[["Ann", "Bob"]], [["Zoë"]], [[] as [String]], [["ann", "Zoe", "x"]]]),
+        ("age BETWEEN {%d, %d}", [[20, 30], [40, 60]]),
+        ("department.name == %@", [["Sales"], ["Labs"], ["Nobody"]]),
+        ("department.employees.@count == %d", [[2], [3], [0]]),
+        ("ANY department.employees.name == %@", [["Ann"], ["Bob"]]),
+        ]
+    }
+
+    @Test(arguments: 0..<13)
+    func instancesAgreeWithMemory(index: Int) throws {
+        let (format, argumentSets) = Self.cases[index]
+        let (store, context, _) = try Self.seeded()
+        // Twice over, so that every argument set also runs after the others have made plans.
+        for argumentSet in argumentSets + argumentSets {
+            let predicate = NSPredicate(format: format, argumentArray: argumentSet)
+            let (fetched, expected) = try Self.results(predicate, in: context)
+            #expect(fetched == expected, "\(format) with \(argumentSet)")
+        }
+        _ = store
+    }
+
+    @Test func objectsAndTemporaryObjects() throws {
+        let (store, context, departments) = try Self.seeded()
+        let format = "department == %@"
+        let unsaved = context.performAndWait { insertObject("Department", ["name": "New"], into: context) }
+        // A temporary object compiles to a constant: no plan is kept for it, and a later permanent
+        // object still finds the employees.
+        for department in [departments[0], unsaved, departments[1], unsaved, departments[0]] {
+            let predicate = NSPredicate(format: format, department)
+            let (fetched, expected) = try Self.results(predicate, in: context)
+            #expect(fetched == expected)
+        }
+        // Object IDs bind as primary keys too.
+        let predicate = NSPredicate(format: format, departments[1].objectID)
+        #expect(try Self.results(predicate, in: context).store == ["Bob", "ann"])
+        _ = store
+    }
+
+    @Test func plansAreKeptPerTemplateAndRequestShape() throws {
+        let (store, context, _) = try Self.seeded()
+        #expect(try Self.plans(store) == 0)
+        for age in [30, 41, 25] { _ = try Self.results(NSPredicate(format: "age == %d", age), in: context) }
+        // The in-memory check above fetches without a predicate: no template, no plan.
+        #expect(try Self.plans(store) == 1)
+        // Another sort or a limit is another statement, so another plan; results still follow them.
+        let ascending = try Self.results(
+            NSPredicate(format: "age > %d", 20), in: context, sortedBy: [NSSortDescriptor(key: "age", ascending: true)])
+        let descending = try Self.results(
+            NSPredicate(format: "age > %d", 20), in: context, sortedBy: [NSSortDescriptor(key: "age", ascending: false)],
+            limit: 2)
+        #expect(ascending.store == ["Zoë", "Ann", "Bob", "ann", "Zoe"])
+        #expect(descending.store == ["Zoe", "ann"])
+        #expect(try Self.plans(store) == 3)
+        // A collection's size changes the SQL: no plan.
+        _ = try Self.results(NSPredicate(format: "age IN %@", [30, 41]), in: context)
+        #expect(try Self.plans(store) == 3)
+    }
+}
