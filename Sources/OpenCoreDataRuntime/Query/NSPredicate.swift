@@ -64,6 +64,12 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
         super.init()
     }
 
+    /// The predicate a malformed format string gives: it evaluates to false, and fetches throw `error`.
+    package convenience init(_ocdFormatError error: any Error, format: String) {
+        let error = error as? OpenCoreDataError ?? OpenCoreDataError(.invalidFormat, "\(error)")
+        self.init(_storage: .invalid(error, format: format))
+    }
+
     // MARK: Evaluation
 
     /// Whether `object` satisfies the predicate.
@@ -188,7 +194,11 @@ extension _OCDPredicateFormatInitializable where Self == NSPredicate {
     /// - Note: Linux: arguments are Swift values (`Any?`), not `CVarArg`s. A malformed string does not
     ///   raise: the predicate evaluates to `false` and fetches using it throw the parse error.
     public init(format predicateFormat: String, _ args: Any?...) {
-        self.init(format: predicateFormat, argumentArray: PredicateParser.formatArguments(args))
+        do {
+            self = try PredicateParser.parsePredicate(predicateFormat, optionalArguments: args)
+        } catch {
+            self = NSPredicate(_ocdFormatError: error, format: predicateFormat)
+        }
     }
 
     /// Parses a predicate format string with an array of arguments.
@@ -197,10 +207,8 @@ extension _OCDPredicateFormatInitializable where Self == NSPredicate {
     public init(format predicateFormat: String, argumentArray arguments: [Any]?) {
         do {
             self = try PredicateParser.parsePredicate(predicateFormat, arguments: arguments ?? [])
-        } catch let error as OpenCoreDataError {
-            self = NSPredicate(_storage: .invalid(error, format: predicateFormat))
         } catch {
-            self = NSPredicate(_storage: .invalid(OpenCoreDataError(.invalidFormat, "\(error)"), format: predicateFormat))
+            self = NSPredicate(_ocdFormatError: error, format: predicateFormat)
         }
     }
 
@@ -215,7 +223,7 @@ extension _OCDPredicateFormatInitializable where Self == NSPredicate {
     ///
     /// Too few arguments for the specifiers, or a `%K` argument that is not a string, also throw.
     public init(validatingFormat predicateFormat: String, _ args: Any?...) throws {
-        self = try PredicateParser.parsePredicate(predicateFormat, arguments: PredicateParser.formatArguments(args))
+        self = try PredicateParser.parsePredicate(predicateFormat, optionalArguments: args)
     }
 
     /// Throwing twin of ``init(format:argumentArray:)``.

@@ -35,6 +35,12 @@ package struct PredicateParser {
         return try parsePredicateUncached(format, arguments: arguments)
     }
 
+    /// ``parsePredicate(_:arguments:)`` with `NSPredicate(format:_:)`'s variadic arguments (`nil` for `NSNull`).
+    package static func parsePredicate(_ format: String, optionalArguments arguments: [Any?]) throws -> NSPredicate {
+        if let predicate = PredicateTemplates.predicate(format, optionalArguments: arguments) { return predicate }
+        return try parsePredicateUncached(format, arguments: formatArguments(arguments))
+    }
+
     /// Parses `format` without ``PredicateTemplates`` (which falls back to this, and tests compare with it).
     package static func parsePredicateUncached(_ format: String, arguments: [Any]) throws -> NSPredicate {
         try reporting { try parsePredicateThrowingSyntaxError(format, arguments: arguments) }

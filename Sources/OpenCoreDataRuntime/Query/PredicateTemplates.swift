@@ -19,9 +19,61 @@ enum PredicateTemplates {
     struct ValueDependent: Error {}
 
     private enum Entry {
-        case template(NSPredicate, slots: [PredicateToken])
+        case template(NSPredicate, slots: [Slot], validations: TemplateValidations)
         case unusable
     }
+
+    /// A template slot: its specifier (for the parser's conversions and messages), and which of
+    /// the common conversions it is, which are made here without going through the token.
+    /// A class, so that reading one out of the template's array does not copy the token.
+    private final class Slot: Sendable {
+        enum Conversion { case keyPath, object, integer, other }
+        let token: PredicateToken
+        let conversion: Conversion
+
+        init(_ token: PredicateToken) {
+            self.token = token
+            guard case .specifier(let conversion, _, _) = token.kind else {
+                self.conversion = .other
+                return
+            }
+            switch conversion {
+            case "K": self.conversion = .keyPath
+            case "@": self.conversion = .object
+            case "d", "i", "u", "D", "U": self.conversion = .integer
+            default: self.conversion = .other
+            }
+        }
+
+        /// The slot's expression for the argument `value` (already read as the parser reads it),
+        /// as ``PredicateParser/argumentExpression(_:value:format:)`` makes it; `nil` if that throws.
+        func expression(_ value: Any?, format: String) -> NSExpression? {
+            switch conversion {
+            case .keyPath:
+                if let value, let path = ValueConversion.exactly(value, as: String.self) {
+                    return NSExpression(_node: .keyPath(operand: nil, path: path))
+                }
+            case .integer:
+                if let value, let integer = ValueConversion.exactly(value, as: Int.self) {
+                    return NSExpression(_node: .constant(integer))
+                }
+                if let value, let integer = ValueConversion.exactly(value, as: Int64.self) {
+                    return NSExpression(_node: .constant(Int(integer)))
+                }
+            case .object:
+                if let value, let string = ValueConversion.exactly(value, as: String.self) {
+                    return NSExpression(_node: .constant(string))  // what normalizing a String gives
+                }
+            case .other:
+                break
+            }
+            return try? PredicateParser.argumentExpression(token, value: value, format: format)
+        }
+    }
+
+    /// The last format used, checked before the dictionary: a loop uses one format over and over,
+    /// and comparing a short string costs less than hashing it.
+    private static let last = Locked<(format: String, entry: Entry)?>(nil)
 
     /// Bounded as the lexer's token cache is, so formats built by interpolating values cannot grow it
     /// without limit: when full it is emptied (the next uses parse again).
@@ -44,22 +96,37 @@ enum PredicateTemplates {
     /// The predicate `format` with `arguments`, from the cached template; `nil` when the format must
     /// be parsed directly (see the type's documentation).
     static func predicate(_ format: String, arguments: [Any]) -> NSPredicate? {
+        instantiate(format, count: arguments.count) { PredicateParser.argumentValue(arguments[$0]) }
+    }
+
+    /// ``predicate(_:arguments:)`` with `NSPredicate(format:_:)`'s optional arguments, without
+    /// first making them an array of non-optionals.
+    static func predicate(_ format: String, optionalArguments arguments: [Any?]) -> NSPredicate? {
+        instantiate(format, count: arguments.count) { arguments[$0].flatMap(PredicateParser.argumentValue) }
+    }
+
+    private static func entry(_ format: String) -> Entry {
+        if let entry = last.withLock({ last in last.flatMap { $0.format == format ? $0.entry : nil } }) { return entry }
         let entry = cache.withLock { $0[format] } ?? store(format)
-        guard case .template(let template, let slots) = entry else { return nil }
+        last.withLock { $0 = (format, entry) }
+        return entry
+    }
+
+    private static func instantiate(_ format: String, count: Int, argument: (Int) -> Any?) -> NSPredicate? {
+        guard case .template(let template, let slots, let validations) = entry(format) else { return nil }
         if slots.isEmpty { return template }  // immutable: shared
         var expressions: [NSExpression] = []
         expressions.reserveCapacity(slots.count)
         // Specifiers are numbered in order, so slot `%i` is the i-th specifier and argument.
-        guard slots.count <= arguments.count else { return nil }
+        guard slots.count <= count else { return nil }
         for index in slots.indices {
-            guard let expression = try? PredicateParser.argumentExpression(
-                    slots[index], value: PredicateParser.argumentValue(arguments[index]), format: format)
-            else { return nil }
+            guard let expression = slots[index].expression(argument(index), format: format) else { return nil }
             expressions.append(expression)
         }
         let predicate = template._substituting(SubstitutionVariables(named: [:], slots: expressions))
         if predicate !== template {  // never mark the shared template itself
-            predicate._templateOrigin = PredicateTemplateOrigin(template: template, slots: expressions)
+            predicate._templateOrigin = PredicateTemplateOrigin(
+                template: template, slots: expressions, validations: validations)
         }
         return predicate
     }
@@ -71,8 +138,8 @@ enum PredicateTemplates {
 
     private static func store(_ format: String) -> Entry {
         let entry: Entry
-        if let (template, slots) = try? PredicateParser.parseTemplate(format) {
-            entry = .template(template, slots: slots)
+        if let (template, tokens) = try? PredicateParser.parseTemplate(format) {
+            entry = .template(template, slots: tokens.map(Slot.init), validations: TemplateValidations())
         } else {
             entry = .unusable
         }
@@ -90,4 +157,44 @@ enum PredicateTemplates {
 struct PredicateTemplateOrigin {
     let template: NSPredicate
     let slots: [NSExpression]
+    let validations: TemplateValidations
+
+    /// The key paths the instance's `%K` slots hold, in order.
+    var keyPathSlots: [String] {
+        slots.compactMap { if case .keyPath(nil, let path) = $0._node { path } else { nil } }
+    }
+
+    /// Whether the instance's key paths are known to be valid for `entity`: an instance of the
+    /// same template with the same `%K` key paths passed ``NSPredicate/_ocdValidate(for:)``.
+    /// (Validation checks key paths only; constants take no part.)
+    func isValidated(for entity: NSEntityDescription) -> Bool {
+        validations.entries.withLock { entries in
+            entries.contains { $0.entity === entity && keyPathSlotsEqual($0.keyPaths) }
+        }
+    }
+
+    func noteValidated(for entity: NSEntityDescription) {
+        let keyPaths = keyPathSlots
+        validations.entries.withLock { entries in
+            if entries.count >= TemplateValidations.limit { entries.removeFirst() }
+            entries.append((entity, keyPaths))
+        }
+    }
+
+    private func keyPathSlotsEqual(_ keyPaths: [String]) -> Bool {
+        var index = 0
+        for slot in slots {
+            guard case .keyPath(nil, let path) = slot._node else { continue }
+            guard index < keyPaths.count, keyPaths[index] == path else { return false }
+            index += 1
+        }
+        return index == keyPaths.count
+    }
+}
+
+/// The entities (and `%K` key paths) instances of one template were validated for. Entities are
+/// held strongly, so that a freed entity's address cannot stand for another; a few per template.
+final class TemplateValidations: Sendable {
+    static let limit = 8
+    let entries = Locked<[(entity: NSEntityDescription, keyPaths: [String])]>([])
 }

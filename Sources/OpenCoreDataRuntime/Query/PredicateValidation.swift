@@ -10,8 +10,10 @@ extension NSPredicate {
     /// operators after the first step, `SELF` and key paths on variables bound outside the predicate
     /// are not checked.
     package func _ocdValidate(for entity: NSEntityDescription) throws {
+        if let origin = _templateOrigin, origin.isValidated(for: entity) { return }
         try _ocdCheckValid()
         try PredicateValidator(entity: entity).check(self, scope: [:])
+        _templateOrigin?.noteValidated(for: entity)
     }
 }
 

@@ -33,6 +33,30 @@ import class OpenCoreDataRuntime.NSPredicate
     }
 
     /// Where the parse depends on an argument's value, the format is parsed directly every time.
+    /// Fetches skip validating an instance whose template and `%K` key paths were validated for
+    /// the entity before; another key path, or another entity, is still checked.
+    @Test func validationIsRememberedPerEntityAndKeyPath() throws {
+        let person = NSEntityDescription(
+            name: "Person",
+            properties: [
+                NSAttributeDescription(name: "age", type: .integer64AttributeType),
+                NSAttributeDescription(name: "name", type: .stringAttributeType),
+            ])
+        let pet = NSEntityDescription(name: "Pet", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        let format = "%K == %d AND name != %@"
+        for value in 0..<3 { try NSPredicate(format: format, "age", value, "x")._ocdValidate(for: person) }
+        for entity in [person, pet] {
+            let error = #expect(throws: OpenCoreDataError.self) {
+                try NSPredicate(format: format, "weight", 1, "x")._ocdValidate(for: entity)
+            }
+            #expect(error?.code == .unknownKey && error?.key == "weight")
+        }
+        // Valid for Person, not for Pet, in either order.
+        #expect(throws: OpenCoreDataError.self) { try NSPredicate(format: format, "age", 1, "x")._ocdValidate(for: pet) }
+        try NSPredicate(format: format, "name", 1, "x")._ocdValidate(for: pet)
+        try NSPredicate(format: format, "age", 4, "y")._ocdValidate(for: person)
+    }
+
     @Test func valueDependentFormatsParseDirectly() throws {
         try check("x == -%d", 5, expect: "x == -5")  // folded to a constant
         try check("x == -%d", 7, expect: "x == -7")
