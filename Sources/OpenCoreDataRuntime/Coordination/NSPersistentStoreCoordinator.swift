@@ -21,7 +21,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// A name for debugging.
     open var name: String?
     private let lock = RecursiveLock()
-    private var stores: [NSPersistentStore] = []
+    private var stores: [NSPersistentStore] = [] {
+        didSet { storesByEntity.removeAll() }
+    }
+    /// ``stores(for:)``'s answers for the model's entities (which live as long as the coordinator,
+    /// so their identities are not reused), until the stores change.
+    private var storesByEntity: [ObjectIdentifier: [NSIncrementalStore]] = [:]
 
     /// Creates a coordinator for `model`.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -264,11 +269,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The stores that hold `entity` (by configuration), in the order they were added.
     package func stores(for entity: NSEntityDescription) -> [NSIncrementalStore] {
         lock.withLock {
-            stores.compactMap { store -> NSIncrementalStore? in
+            if let known = storesByEntity[ObjectIdentifier(entity)] { return known }
+            let found = stores.compactMap { store -> NSIncrementalStore? in
                 guard let store = store as? NSIncrementalStore else { return nil }
                 let members = managedObjectModel.entities(forConfigurationName: store.configurationName) ?? []
                 return members.contains { $0 === entity } ? store : nil
             }
+            if !found.isEmpty { storesByEntity[ObjectIdentifier(entity)] = found }  // a model entity
+            return found
         }
     }
 

@@ -83,7 +83,7 @@ extension NSManagedObjectContext {
             copy.entity = entity
             return copy
         }
-        erased.entity = entity
+        if erased.entity !== entity { erased.entity = entity }  // a fresh copy: no one else sees it
         return erased
     }
 

@@ -147,7 +147,7 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     /// Copies every setting of `other`.
     package func copySettings<Other>(from other: NSFetchRequest<Other>) {
         entityName = other.entityName
-        entity = other.entity
+        _entity = other.entity  // not the setter, which would set the name again
         predicate = other.predicate
         sortDescriptors = other.sortDescriptors
         fetchLimit = other.fetchLimit
