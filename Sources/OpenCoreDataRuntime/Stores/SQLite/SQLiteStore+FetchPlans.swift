@@ -37,8 +37,11 @@ extension SQLiteStore {
         enum SlotKind: Equatable {
             case keyPath(String)
             case null
-            case value(ObjectIdentifier, ascii: Bool)
+            /// A value of this type; for strings (`String`, `NSString`), whether it is ASCII.
+            case value(ObjectIdentifier, Text)
         }
+
+        enum Text { case none, ascii, other }
 
         /// Held strongly, so that no later template can take its identity.
         let template: NSPredicate
@@ -78,7 +81,7 @@ extension SQLiteStore {
                 case .fixed(let value):
                     bindings.append(value)
                 case .slot(let index, let role):
-                    guard index < slots.count, case (_, let value?)? = Self.read(slots[index]),
+                    guard index < slots.count, let value = Self.value(of: slots[index], kind: kinds[index]),
                         let bound = Self.bind(value, role)
                     else { return nil }
                     bindings.append(bound)
@@ -110,11 +113,31 @@ extension SQLiteStore {
             return kinds
         }
 
-        /// Whether `slots` have exactly `kinds`, without building an array.
+        /// Whether `slots` have exactly `kinds`, without building an array. A constant of exactly
+        /// the expected type (not a string) matches without being read further.
         static func slots(_ slots: [NSExpression], haveKinds kinds: [SlotKind]) -> Bool {
             guard slots.count == kinds.count else { return false }
-            for index in slots.indices where kind(of: slots[index]) != kinds[index] { return false }
+            for index in slots.indices {
+                switch (kinds[index], slots[index]._node) {
+                case (.keyPath(let expected), .keyPath(nil, let path)):
+                    if path != expected { return false }
+                case (.value(let type, .none), .constant(let constant?)) where ObjectIdentifier(Swift.type(of: constant)) == type:
+                    continue
+                default:
+                    if kind(of: slots[index]) != kinds[index] { return false }
+                }
+            }
             return true
+        }
+
+        /// The value of a slot that has `kind` (checked by ``slots(_:haveKinds:)``).
+        private static func value(of slot: NSExpression, kind: SlotKind) -> Any? {
+            if case .value(let type, _) = kind, case .constant(let constant?) = slot._node,
+                ObjectIdentifier(Swift.type(of: constant)) == type
+            {
+                return constant  // not an optional or NSNull: the value itself
+            }
+            return read(slot)?.value
         }
 
         private static func kind(of slot: NSExpression) -> SlotKind? { read(slot)?.kind }
@@ -128,15 +151,15 @@ extension SQLiteStore {
                 return (.keyPath(path), nil)
             case .constant(let constant?):
                 let type = ObjectIdentifier(Swift.type(of: constant))
-                if type == stringType { return (.value(type, ascii: isASCII(constant as! String)), constant) }
-                if scalarTypes.contains(type) { return (.value(type, ascii: false), constant) }
+                if type == stringType { return (.value(type, text(constant as! String)), constant) }
+                if scalarTypes.contains(type) { return (.value(type, .none), constant) }
                 guard case .some(let unwrapped) = SQLiteQuery.constant(slot) else { return nil }
                 guard let value = unwrapped else { return (.null, nil) }
                 let valueType = ObjectIdentifier(Swift.type(of: value))
-                if value is NSManagedObject || value is NSManagedObjectID { return (.value(valueType, ascii: false), value) }
-                if let string = value as? NSString { return (.value(valueType, ascii: isASCII(string as String)), value) }
+                if value is NSManagedObject || value is NSManagedObjectID { return (.value(valueType, .none), value) }
+                if let string = value as? NSString { return (.value(valueType, text(string as String)), value) }
                 if SQLiteQuery.isCollection(value) { return nil }
-                return (.value(valueType, ascii: false), value)
+                return (.value(valueType, .none), value)
             case .constant(nil):
                 return (.null, nil)
             default:
@@ -144,7 +167,7 @@ extension SQLiteStore {
             }
         }
 
-        private static func isASCII(_ string: String) -> Bool { string.utf8.allSatisfy { $0 < 0x80 } }
+        private static func text(_ string: String) -> Text { string.utf8.allSatisfy { $0 < 0x80 } ? .ascii : .other }
 
         private static let stringType = ObjectIdentifier(String.self)
         /// Types that are never collections or strings: classified without a cast.
