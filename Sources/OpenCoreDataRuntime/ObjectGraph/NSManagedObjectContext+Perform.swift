@@ -17,6 +17,9 @@ extension NSManagedObjectContext {
 
     private func runAsCurrent<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
         let previous = Self.current.value
+        // Reentrant use (a fetch inside a block of the same context): this thread holds the lock
+        // and the registry's event is open already.
+        if previous === self { return try block() }
         Self.current.set(self)
         defer { Self.current.set(previous) }
         return try executionLock.withLock { () throws(E) -> T in
