@@ -58,6 +58,8 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     public let predicateOperatorType: Operator
     /// The string options.
     public let options: Options
+    /// `key op constant`, evaluated on managed objects without the general walk.
+    let _direct: DirectComparison?
 
     /// A comparison of two expressions.
     ///
@@ -68,6 +70,7 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         comparisonPredicateModifier = modifier
         predicateOperatorType = type
         self.options = options
+        _direct = DirectComparison(left: lhs, right: rhs, modifier: modifier, type: type, options: options)
         super.init(_storage: .subclass)
     }
 

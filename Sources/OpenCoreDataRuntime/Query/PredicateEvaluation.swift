@@ -8,7 +8,9 @@ package enum PredicateEvaluator {
     // MARK: Comparisons
 
     package static func evaluate(_ predicate: NSComparisonPredicate, object: Any?, scope: EvaluationScope) -> Bool {
-        let lhs = value(of: predicate.leftExpression, object: object, scope: scope)
+        var read: Any?? = nil
+        if let direct = predicate._direct, let result = direct.evaluate(object, read: &read) { return result }
+        let lhs = read ?? value(of: predicate.leftExpression, object: object, scope: scope)
         let rhs = value(of: predicate.rightExpression, object: object, scope: scope)
         let type = predicate.predicateOperatorType
         let options = predicate.options

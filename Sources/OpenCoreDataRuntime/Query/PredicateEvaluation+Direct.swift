@@ -1,0 +1,77 @@
+import Foundation
+
+/// The common comparison `key op constant` (`code == 5`, `name == "Ann"`, `age > 30`) evaluated on a
+/// managed object without the general walk: the attribute is read through the object's slot (with
+/// `willAccessValue`/`didAccessValue`, as the walk does), and compared with the constant, which was
+/// classified once when the predicate was made.
+///
+/// It gives the general evaluation's answer or none: it decides only when the attribute's value is
+/// a number and the constant a number (``PredicateValues/number(_:)`` and
+/// ``PredicateValues/compareNumbers(_:_:)``, NaN comparing false), or both are `String`s compared for
+/// (in)equality without folding. Anything else (nil, dates, objects, other keys, other objects than
+/// managed objects) goes to ``PredicateEvaluator`` with the value already read. The seeds'
+/// `materializedObject` check runs such a predicate on every registered object.
+struct DirectComparison {
+    private enum Constant {
+        case number(PredicateNumber)
+        case string(String)
+    }
+
+    private let key: String
+    private let constant: Constant
+    private let type: NSComparisonPredicate.Operator
+
+    /// The direct form of a comparison, or `nil` when it has none.
+    init?(
+        left: NSExpression, right: NSExpression, modifier: NSComparisonPredicate.Modifier,
+        type: NSComparisonPredicate.Operator, options: NSComparisonPredicate.Options
+    ) {
+        guard modifier == .direct, case .keyPath(nil, let key) = left._node, !key.isEmpty,
+            !PredicateKeyPath.isCompound(key), key.utf8.first != UInt8(ascii: "@"), key != "self", key != "SELF",
+            case .constant(let value?) = right._node
+        else { return nil }
+        switch type {
+        case .equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo: break
+        default: return nil
+        }
+        if let string = ValueConversion.exactly(value, as: String.self) {
+            // Unfolded equality only: `[n]` does not fold either.
+            guard type == .equalTo || type == .notEqualTo, options.subtracting(.normalized).isEmpty else { return nil }
+            constant = .string(string)
+        } else if let number = PredicateValues.number(value) {
+            constant = .number(number)
+        } else {
+            return nil
+        }
+        self.key = key
+        self.type = type
+    }
+
+    /// The comparison's result on `object`, or `nil` to leave it to the general evaluation; `read`
+    /// is set to the attribute's value when it was read (so that it is not read twice).
+    func evaluate(_ object: Any?, read: inout Any??) -> Bool? {
+        guard let object, let managed = ValueConversion.managedObject(object),
+            let slot = managed._layout.indexByName[key]
+        else { return nil }
+        let value = managed._value(forKey: key, slot: slot)
+        read = .some(value)
+        guard let value else { return nil }
+        switch constant {
+        case .number(let y):
+            guard let x = PredicateValues.number(value) else { return nil }
+            if x.doubleValue.isNaN || y.doubleValue.isNaN { return type == .notEqualTo }  // NaN: no order, not equal
+            let order = PredicateValues.compareNumbers(x, y)
+            switch type {
+            case .equalTo: return order == .orderedSame
+            case .notEqualTo: return order != .orderedSame
+            case .lessThan: return order == .orderedAscending
+            case .lessThanOrEqualTo: return order != .orderedDescending
+            case .greaterThan: return order == .orderedDescending
+            default: return order != .orderedAscending
+            }
+        case .string(let y):
+            guard let x = ValueConversion.exactly(value, as: String.self) else { return nil }
+            return (x == y) == (type == .equalTo)
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataTestSupport
+import Testing
+
+@testable import OpenCoreDataRuntime
+
+/// `key op constant` on a managed object takes a direct path (`DirectComparison`); it must answer as
+/// the general evaluation does, which a dictionary of the same values takes. Every operator runs
+/// against attributes of each numeric type, strings, nils and NaN, with constants of several types.
+@Suite("Direct evaluation of key-constant comparisons")
+struct PredicateDirectEvaluationTests {
+    static let keys = ["int16", "int32", "int64", "double", "float", "bool", "string", "decimal", "date"]
+
+    @Test func managedObjectsAnswerAsDictionaries() throws {
+        let store = try TestStore(NSInMemoryStoreType)
+        let context = store.newContext()
+        let rows: [[String: Any]] = [
+            ["int16": Int16(5), "int32": Int32(-7), "int64": Int64(1) << 40, "double": 5.0, "float": Float(2.5),
+             "bool": true, "string": "Zoë", "decimal": Decimal(5), "date": Date(timeIntervalSinceReferenceDate: 5)],
+            ["int16": Int16(0), "double": Double.nan, "bool": false, "string": "5"],
+            ["string": "zoë", "float": Float.nan],
+            [:],
+        ]
+        let constants: [Any] = [
+            5, Int64(1) << 40, -7, 0, 5.0, 2.5, 1, Double.nan, true, false, "Zoë", "Zoe\u{308}", "5",
+            NSNumber(value: 5), Decimal(5),
+        ]
+        let operators = ["==", "!=", "<", "<=", ">", ">="]
+        context.performAndWait {
+            for row in rows {
+                let object = insertObject("Item", row, into: context)
+                for key in Self.keys {
+                    for op in operators {
+                        for constant in constants {
+                            for options in ["", "[n]", "[c]"] {
+                                let predicate = NSPredicate(format: "%K \(op)\(options) %@", key, constant)
+                                let direct = predicate.evaluate(with: object)
+                                let general = predicate.evaluate(with: row)
+                                #expect(direct == general, "\(key) \(op)\(options) \(constant) on \(row[key] ?? "nil")")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The direct path reads the attribute as the walk does: a fault fires.
+    @Test func faultsFire() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let writer = store.newContext()
+        try writer.performAndWait {
+            insertObject("Item", ["int16": Int16(3)], into: writer)
+            try writer.save()
+        }
+        let reader = store.newContext()
+        try reader.performAndWait {
+            let item = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item")).first)
+            #expect(item.isFault)
+            #expect(NSPredicate(format: "int16 == %d", 3).evaluate(with: item))
+            #expect(!item.isFault)
+        }
+    }
+}
