@@ -6,11 +6,12 @@ import Foundation
 /// classified once when the predicate was made.
 ///
 /// It gives the general evaluation's answer or none: it decides only when the attribute's value is
-/// a number and the constant a number (``PredicateValues/number(_:)`` and
-/// ``PredicateValues/compareNumbers(_:_:)``, NaN comparing false), or both are `String`s compared for
-/// (in)equality without folding. Anything else (nil, dates, objects, other keys, other objects than
-/// managed objects) goes to ``PredicateEvaluator`` with the value already read. The seeds'
-/// `materializedObject` check runs such a predicate on every registered object.
+/// nil (equal to no constant, ordered against none), or a number and the constant a number
+/// (``PredicateValues/number(_:)`` and ``PredicateValues/compareNumbers(_:_:)``, NaN comparing
+/// false), or both are `String`s compared for (in)equality without folding. Anything else (a value
+/// of another kind than the constant, other keys, other objects than managed objects) goes to
+/// ``PredicateEvaluator``, which reads the value again. The seeds' `materializedObject` check runs
+/// such a predicate on every registered object.
 struct DirectComparison {
     private enum Constant {
         case number(PredicateNumber)
@@ -47,15 +48,14 @@ struct DirectComparison {
         self.type = type
     }
 
-    /// The comparison's result on `object`, or `nil` to leave it to the general evaluation; `read`
-    /// is set to the attribute's value when it was read (so that it is not read twice).
-    func evaluate(_ object: Any?, read: inout Any??) -> Bool? {
+    /// The comparison's result on `object`, or `nil` to leave it to the general evaluation.
+    func evaluate(_ object: Any?) -> Bool? {
         guard let object, let managed = ValueConversion.managedObject(object),
             let slot = managed._layout.indexByName[key]
         else { return nil }
-        let value = managed._value(forKey: key, slot: slot)
-        read = .some(value)
-        guard let value else { return nil }
+        guard let value = managed._value(forKey: key, slot: slot) else {
+            return type == .notEqualTo  // nil equals no constant and has no order
+        }
         switch constant {
         case .number(let y):
             guard let x = PredicateValues.number(value) else { return nil }

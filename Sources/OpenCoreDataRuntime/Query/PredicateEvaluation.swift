@@ -8,9 +8,8 @@ package enum PredicateEvaluator {
     // MARK: Comparisons
 
     package static func evaluate(_ predicate: NSComparisonPredicate, object: Any?, scope: EvaluationScope) -> Bool {
-        var read: Any?? = nil
-        if let direct = predicate._direct, let result = direct.evaluate(object, read: &read) { return result }
-        let lhs = read ?? value(of: predicate.leftExpression, object: object, scope: scope)
+        if let direct = predicate._direct, let result = direct.evaluate(object) { return result }
+        let lhs = value(of: predicate.leftExpression, object: object, scope: scope)
         let rhs = value(of: predicate.rightExpression, object: object, scope: scope)
         let type = predicate.predicateOperatorType
         let options = predicate.options
