@@ -70,9 +70,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) private var registrySweepThreshold = 1024
     /// Nesting depth of `_registeringResults` blocks, during which the registry is not swept.
     @exclusivity(unchecked) private var registrySweepDeferrals = 0
-    @exclusivity(unchecked) package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
-    @exclusivity(unchecked) package var changed: [ObjectIdentifier: NSManagedObject] = [:]
-    @exclusivity(unchecked) package var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) package var inserted = ObjectTable()
+    @exclusivity(unchecked) package var changed = ObjectTable()
+    @exclusivity(unchecked) package var deleted = ObjectTable()
     /// Objects deleted whose delete rules have not run yet, in deletion order (see
     /// `NSManagedObjectContext+DeletePropagation.swift`); `neverSaved` marks inserted objects.
     @exclusivity(unchecked) package var _pendingDeletes: [(object: NSManagedObject, neverSaved: Bool)] = []
