@@ -49,7 +49,8 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// The model that holds this entity.
     open internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// The parent entity.
-    open internal(set) weak var superentity: NSEntityDescription?
+    // No run-time exclusivity check: every new object ID walks up to its root entity.
+    @exclusivity(unchecked) open internal(set) weak var superentity: NSEntityDescription?
 
     private var _ownProperties: [NSPropertyDescription] = []
     private var _subentities: [NSEntityDescription] = []

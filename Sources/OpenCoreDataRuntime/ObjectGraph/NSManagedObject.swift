@@ -38,7 +38,7 @@ open class NSManagedObject: NSObject {
     /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime). Declared with the
     /// other flags: Swift lays out stored properties in order, and one more padded word would put
     /// every object in a 16-byte larger allocation.
-    package var _didAwakeFromInsert = false
+    @exclusivity(unchecked) package var _didAwakeFromInsert = false
     /// The batch of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
     @exclusivity(unchecked) package var _fetchBatch: FetchBatch?
     /// Counts changes made with change notifications (accessors, KVC, inverse maintenance), not

@@ -58,15 +58,34 @@ extension NSManagedObjectContext {
     /// program crashes" and, in practice, gives up after 100 attempts; here the 101st round
     /// throws ``OpenCoreDataError`` (`coreDataError`, 134060) instead, and the save writes nothing.
     package func _runWillSave() throws {
+        // The first round calls every object; its objects and their counts are kept in two arrays.
+        // Usually no `willSave()` changes anything: then the objects to save are the same, in the
+        // same order (the change tables were not touched), with the same counts, and one walk over
+        // the tables says so, without a table of counts (three hash operations per object).
+        processPendingChanges()
+        _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
+        let first = _objectsToSave()
+        if first.isEmpty { return }
+        var firstCounts: [Int] = []
+        firstCounts.reserveCapacity(first.count)
+        for object in first {
+            firstCounts.append(object._notifiedChangeCount)
+            object.willSave()
+        }
+        processPendingChanges()
+        _propagatePendingDeletes()
+        if _objectsToSaveAreUnchanged(first, counts: firstCounts) { return }
+
         var countWhenCalled: [ObjectIdentifier: Int] = [:]
-        var round = 0
+        countWhenCalled.reserveCapacity(first.count)  // one table, not one per doubling
+        for (object, count) in zip(first, firstCounts) { countWhenCalled[ObjectIdentifier(object)] = count }
+        var round = 1
         while true {
             processPendingChanges()
             _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
             let pending = _objectsToSave().filter { countWhenCalled[ObjectIdentifier($0)] != $0._notifiedChangeCount }
             if pending.isEmpty { return }
             round += 1
-            if round == 1 { countWhenCalled.reserveCapacity(pending.count) }  // one table, not one per doubling
             guard round <= Self.willSaveRoundLimit else {
                 let names = Set(pending.compactMap { $0.entity.name }).sorted().joined(separator: ", ")
                 throw OpenCoreDataError(
@@ -85,7 +104,27 @@ extension NSManagedObjectContext {
 
     /// The objects a save writes: inserted, updated (with changed values) and deleted.
     private func _objectsToSave() -> [NSManagedObject] {
-        Array(inserted.values) + changed.values.filter { $0.isUpdated } + Array(deleted.values)
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(inserted.count + changed.count + deleted.count)
+        objects.append(contentsOf: inserted.values)
+        for object in changed.values where object.isUpdated { objects.append(object) }
+        objects.append(contentsOf: deleted.values)
+        return objects
+    }
+
+    /// Whether `_objectsToSave()` would return `objects`, in order, each with the count in `counts`:
+    /// then a round of `willSave()` would find nothing to do.
+    private func _objectsToSaveAreUnchanged(_ objects: [NSManagedObject], counts: [Int]) -> Bool {
+        var i = 0
+        func next(_ object: NSManagedObject) -> Bool {
+            guard i < objects.count, objects[i] === object, object._notifiedChangeCount == counts[i] else { return false }
+            i += 1
+            return true
+        }
+        for object in inserted.values where !next(object) { return false }
+        for object in changed.values where object.isUpdated && !next(object) { return false }
+        for object in deleted.values where !next(object) { return false }
+        return i == objects.count
     }
 
     /// Runs `validateForInsert()`, `validateForUpdate()` and `validateForDelete()` (with any

@@ -34,13 +34,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The context's concurrency type.
     public let concurrencyType: ConcurrencyType
     /// The coordinator whose stores the context reads and saves.
-    open var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    // Read for every object created with `init(context:)`: no run-time exclusivity check (see `registry`).
+    @exclusivity(unchecked) open var persistentStoreCoordinator: NSPersistentStoreCoordinator?
     /// A name for debugging.
     open var name: String?
     /// Recorded for persistent history (not written yet on Linux).
     open var transactionAuthor: String?
     /// Whether registered objects are kept alive while unchanged (default `false`).
-    open var retainsRegisteredObjects: Bool = false
+    @exclusivity(unchecked) open var retainsRegisteredObjects: Bool = false
     /// Whether the context's parent changes merge automatically (not implemented yet).
     open var automaticallyMergesChangesFromParent: Bool = false
     /// How long cached values stay fresh; negative means forever.
@@ -69,14 +70,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) private var registrySweepThreshold = 1024
     /// Nesting depth of `_registeringResults` blocks, during which the registry is not swept.
     @exclusivity(unchecked) private var registrySweepDeferrals = 0
-    @exclusivity(unchecked) package var inserted: [ObjectIdentifier: NSManagedObject] = [:]
-    @exclusivity(unchecked) package var changed: [ObjectIdentifier: NSManagedObject] = [:]
-    @exclusivity(unchecked) package var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) package var inserted = ObjectTable()
+    @exclusivity(unchecked) package var changed = ObjectTable()
+    @exclusivity(unchecked) package var deleted = ObjectTable()
     /// Objects deleted whose delete rules have not run yet, in deletion order (see
     /// `NSManagedObjectContext+DeletePropagation.swift`); `neverSaved` marks inserted objects.
-    package var _pendingDeletes: [(object: NSManagedObject, neverSaved: Bool)] = []
+    @exclusivity(unchecked) package var _pendingDeletes: [(object: NSManagedObject, neverSaved: Bool)] = []
     /// Whether `_pendingDeletes` is being worked through (a delete made meanwhile joins the list).
-    package var _isPropagatingDeletes = false
+    @exclusivity(unchecked) package var _isPropagatingDeletes = false
     /// Strong references kept when `retainsRegisteredObjects` is on.
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
     /// The values of fetched properties read so far (see `NSManagedObject+FetchedProperties.swift`).

@@ -16,7 +16,7 @@ struct ValidationTests {
     static let referenceDay = Date(timeIntervalSinceReferenceDate: 700_000_000)
 
     /// `Gauge`: one attribute per bound kind; predicates carry string warnings or Cocoa codes.
-    static func gaugeModel() -> NSManagedObjectModel {
+    static func gaugeModel(className: String? = nil) -> NSManagedObjectModel {
         let name = NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false)
         name.setValidationPredicates(
             [NSPredicate(format: "length >= 3"), NSPredicate(format: "length <= 10"), NSPredicate(format: "SELF MATCHES %@", "[A-Za-z ]+")],
@@ -38,6 +38,7 @@ struct ValidationTests {
         let blob = NSAttributeDescription(name: "blob", type: .binaryDataAttributeType)
         blob.setValidationPredicates([NSPredicate(format: "length <= 4")], withValidationWarnings: nil)
         let gauge = NSEntityDescription(name: "Gauge", properties: [name, level, ratio, weight, amount, when, code, blob])
+        if let className { gauge.managedObjectClassName = className }
         let model = NSManagedObjectModel()
         model.entities = [gauge]
         return model
@@ -349,6 +350,41 @@ struct ValidationTests {
         }
         tally.setValue(Int64(12), forKey: "score")
         try context.save()
+    }
+
+    /// At save, `nil` in an optional attribute is valid whatever its bounds (the save accepts it
+    /// without converting), `nil` in a required one still fails, and an override of
+    /// `validateValue(_:forKey:)` sees each stored value as it is (the save copies common values in
+    /// place). Apple documents that optional attributes may be nil; that their predicates are not
+    /// evaluated for nil matches `validateValue(_:forKey:)` above.
+    final class Probe: NSManagedObject {
+        var seen: [String: String] = [:]
+        override func validateValue(_ value: inout Any?, forKey key: String) throws {
+            seen[key] = value.map { "\(type(of: $0)) \($0)" } ?? "nil"
+            try super.validateValue(&value, forKey: key)
+        }
+    }
+
+    @Test(arguments: storeTypes)
+    func nilOptionalValuesPassAndOverridesSeeStoredValues(storeType: String) throws {
+        let model = Self.gaugeModel(className: String(reflecting: Probe.self))
+        let store = try TestStore(storeType, model: model)
+        let context = store.newContext()
+        let probe = Probe(context: context)
+        for (key, value) in ["name": "Dial", "level": 7, "when": Self.referenceDay.addingTimeInterval(60)] as [String: Any] {
+            probe.setValue(value, forKey: key)
+        }
+        try context.save()
+        #expect(probe.seen["name"] == "String Dial")
+        #expect(probe.seen["level"] == "Int16 7")
+        #expect(probe.seen["when"] == "Date \(Self.referenceDay.addingTimeInterval(60))")
+        #expect(probe.seen["ratio"] == "nil" && probe.seen["code"] == "nil")
+        Probe(context: context).setValue(7, forKey: "level")  // no name: required
+        #expect {
+            try context.save()
+        } throws: { error in
+            (error as? OpenCoreDataError)?.code == .validationMissingMandatoryProperty
+        }
     }
 }
 

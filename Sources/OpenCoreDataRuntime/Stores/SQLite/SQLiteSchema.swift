@@ -107,12 +107,14 @@ final class SQLiteSchema {
         let table: Table
         /// Z_ENT values of this entity and its subentities (contiguous in DFS pre-order).
         var subentityRange: ClosedRange<Int64>
-        var slots: [SlotMapping] = []
-        var toMany: [Int: ToMany] = [:]
+        // Set while the schema is built, then only read (the save reads them for every row): they
+        // opt out of run-time exclusivity checks (about 76 instructions per read, callgrind case 5).
+        @exclusivity(unchecked) var slots: [SlotMapping] = []
+        @exclusivity(unchecked) var toMany: [Int: ToMany] = [:]
         /// To-one slots whose inverse is an ordered to-many: the ordering column (`Z_FOK_...`).
-        var orderColumns: [Int: String] = [:]
+        @exclusivity(unchecked) var orderColumns: [Int: String] = [:]
         /// Composite attributes: their flattened columns, bound after `slots` in the statements.
-        var compositeSlots: [CompositeSlot] = []
+        @exclusivity(unchecked) var compositeSlots: [CompositeSlot] = []
         var insertSQL = ""
         var updateSQL = ""
 
