@@ -117,7 +117,7 @@ extension SQLiteStore {
             }
             guard let (rowMapping, plan) = last else { continue }
             let values = decodeRow(statement, mapping: rowMapping, plan: plan, offset: 0)
-            let id = rowID(entity: rowMapping.entity, pk: statement.int64(0))
+            let id = rowID(entity: rowMapping.entity, pk: statement.int64(0), root: plan.root)
             if plan.hasTransformables {
                 try TransformableValues.checkDecoded(values, layout: rowMapping.entity.layout, objectID: id)
             }

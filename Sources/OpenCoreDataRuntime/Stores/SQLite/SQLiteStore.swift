@@ -151,8 +151,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
 
     /// The object ID for a row.
     @inline(__always)
-    func rowID(entity: NSEntityDescription, pk: Int64) -> NSManagedObjectID {
-        NSManagedObjectID(entity: entity, store: self, reference: .int64(pk))
+    func rowID(entity: NSEntityDescription, pk: Int64, root: ObjectIdentifier? = nil) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, store: self, reference: .int64(pk), root: root)
     }
 
     // MARK: Faults and relationships
