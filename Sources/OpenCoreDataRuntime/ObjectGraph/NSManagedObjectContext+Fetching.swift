@@ -22,9 +22,16 @@ extension NSManagedObjectContext {
     /// `results` as `[T]`. Managed objects of exactly class `T` (a typed request's usual results)
     /// are taken without the runtime's general cast, which costs hundreds of instructions a row.
     private static func typedResults<T>(_ results: [Any], as _: T.Type) -> [T] {
+        let exactClass = (T.self as? AnyClass).map(ObjectIdentifier.init)
+        if let exactClass, let objects = objects(in: results, ofExactClass: exactClass) {
+            // Every element is an instance of exactly `T`, a class: `[NSManagedObject]` and `[T]` then
+            // hold the same references in the same layout. `fetch<T>` is compiled once for every `T`,
+            // so building `[T]` element by element went through the generic `append` and `Any`'s value
+            // witnesses (about 680 instructions per row, callgrind case 2).
+            return unsafeBitCast(objects, to: [T].self)
+        }
         var typed: [T] = []
         typed.reserveCapacity(results.count)
-        let exactClass = (T.self as? AnyClass).map(ObjectIdentifier.init)
         for result in results {
             if let exactClass, let object = ValueConversion.boxedManagedObject(result), ObjectIdentifier(type(of: object)) == exactClass {
                 typed.append(unsafeBitCast(object, to: T.self))
@@ -33,6 +40,24 @@ extension NSManagedObjectContext {
             }
         }
         return typed
+    }
+
+    /// `results` as managed objects, read in place from their `Any` containers, if every one is a
+    /// managed object boxed as `NSManagedObject` whose class is exactly `exactClass`; else `nil`.
+    private static func objects(in results: [Any], ofExactClass exactClass: ObjectIdentifier) -> [NSManagedObject]? {
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(results.count)
+        let all = results.withUnsafeBufferPointer { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return true }
+            for index in buffer.indices {
+                guard let object = ValueConversion.loadExactly(UnsafeRawPointer(base + index), as: NSManagedObject.self),
+                    ObjectIdentifier(type(of: object)) == exactClass
+                else { return false }
+                objects.append(object)
+            }
+            return true
+        }
+        return all ? objects : nil
     }
 
     /// Runs a fetch request and returns all results as `NSFetchRequestResult`s.
