@@ -147,7 +147,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `register(_:)` for an object whose `_context` is already this context (a fault just made
     /// for it): storing the weak reference again cost about 80 instructions per fetched row.
     private func _addToRegistry(_ object: NSManagedObject) {
-        registry[object.objectID] = WeakObject(object)
+        registry.register(object, for: object.objectID)
         if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
         if registry.count >= registrySweepThreshold, registrySweepDeferrals == 0 { sweepRegistry() }
     }
