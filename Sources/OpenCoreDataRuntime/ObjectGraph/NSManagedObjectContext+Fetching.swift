@@ -11,6 +11,7 @@ extension NSManagedObjectContext {
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         try performAndWait { () throws(any Error) -> [T] in
             let erased = try prepared(request)
+            if let batched = try _batchedFetch(erased) { return Self.typedResults(batched, as: T.self) }
             let results = try _fetch(erased)
             if T.self == NSNumber.self, erased.resultType == .countResultType {
                 return results.compactMap { ValueConversion.int64($0).map { NSNumber(value: $0) } as? T }
@@ -40,6 +41,17 @@ extension NSManagedObjectContext {
             }
         }
         return typed
+    }
+
+    /// `objects` as `[T]`: reinterpreted when every one is exactly of class `T` (see above), else
+    /// through the general path.
+    private static func typedResults<T>(_ objects: [NSManagedObject], as _: T.Type) -> [T] {
+        if let exactClass = (T.self as? AnyClass).map(ObjectIdentifier.init),
+            objects.allSatisfy({ ObjectIdentifier(type(of: $0)) == exactClass })
+        {
+            return unsafeBitCast(objects, to: [T].self)
+        }
+        return typedResults(objects.map { $0 as Any }, as: T.self)
     }
 
     /// `results` as managed objects, read in place from their `Any` containers, if every one is a
@@ -113,7 +125,7 @@ extension NSManagedObjectContext {
     }
 
     private func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
-        if let batched = try _batchedFetch(request) { return batched }
+        if let batched = try _batchedFetch(request) { return batched.map { $0 as Any } }
         let results = try _fetchWithoutPrefetching(request)
         if request.resultType == .managedObjectResultType, let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
             try _prefetch(keyPaths, for: results.compactMap { $0 as? NSManagedObject })

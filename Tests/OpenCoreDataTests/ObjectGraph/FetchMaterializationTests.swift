@@ -122,4 +122,33 @@ struct FetchMaterializationTests {
         #expect(Set(only.map(ObjectIdentifier.init)).count == 6)
         withExtendedLifetime(store) {}
     }
+
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func batchedTypedResultsHoldTheFetchedInstances(storeType: String) throws {
+        let store = try TestStore(storeType, model: Self.model())
+        let seeding = store.newContext()
+        for index in 0..<5 { insertObject("Employee", ["name": "e\(index)"], into: seeding) }
+        insertObject("Manager", ["name": "m", "level": Int64(9)], into: seeding)
+        try seeding.save()
+        let context = store.newContext()
+
+        // Apple: a batched fetch returns all matching objects; their values load a batch at a time.
+        let mixed = NSFetchRequest<RowEmployee>(entityName: "Employee")
+        mixed.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        mixed.fetchBatchSize = 2
+        let employees: [RowEmployee] = try context.fetch(mixed)
+        #expect(employees.map { $0.value(forKey: "name") as? String } == ["e0", "e1", "e2", "e3", "e4", "m"])
+        #expect(employees.last is RowManager)
+
+        let exact = NSFetchRequest<RowManager>(entityName: "Manager")
+        exact.fetchBatchSize = 2
+        let managers: [RowManager] = try context.fetch(exact)
+        #expect(managers.count == 1)
+        #expect(managers.first === employees.last)
+
+        let untyped = NSFetchRequest<any NSFetchRequestResult>(entityName: "Employee")
+        untyped.fetchBatchSize = 4
+        #expect(try context.fetch(untyped).count == 6)
+        withExtendedLifetime(store) {}
+    }
 }
