@@ -151,4 +151,29 @@ struct FetchMaterializationTests {
         #expect(try context.fetch(untyped).count == 6)
         withExtendedLifetime(store) {}
     }
+
+    /// Typed results hand their objects over without extra references: dropping the array frees
+    /// the objects (the context holds unchanged objects weakly, as Apple's does by default).
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func droppedTypedResultsAreFreed(storeType: String) throws {
+        let store = try TestStore(storeType, model: Self.model())
+        let seeding = store.newContext()
+        for index in 0..<3 { insertObject("Employee", ["name": "e\(index)"], into: seeding) }
+        try seeding.save()
+        let context = store.newContext()
+        weak var first: RowEmployee?
+        weak var last: RowEmployee?
+        do {
+            let request = NSFetchRequest<RowEmployee>(entityName: "Employee")
+            request.includesSubentities = false
+            let employees = try context.fetch(request)
+            #expect(employees.count == 3)
+            first = employees.first
+            last = employees.last
+            #expect(first != nil && last != nil)
+        }
+        #expect(first == nil)
+        #expect(last == nil)
+        withExtendedLifetime(store) {}
+    }
 }
