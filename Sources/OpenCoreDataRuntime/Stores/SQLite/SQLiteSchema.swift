@@ -125,16 +125,19 @@ final class SQLiteSchema {
             let type: NSAttributeType
         }
 
-        /// `slots` split for decoding rows, built on first use (the schema is complete by then).
-        private(set) lazy var plainAttributeColumns: [PlainAttributeColumn] = slots.compactMap { slot in
-            guard case .attribute(let type) = slot.kind, type != .transformableAttributeType else { return nil }
-            return PlainAttributeColumn(slot: slot.slot, column: Int32(slot.column), type: type)
-        }
-        private(set) lazy var otherSlots: [SlotMapping] = slots.filter { slot in
-            if case .attribute(let type) = slot.kind { return type == .transformableAttributeType }
-            return true
-        }
-        private(set) lazy var slotCount = entity.layout.properties.count
+        /// `slots` split for decoding rows (see `SQLiteStore+RowDecoding.swift`), built on first use
+        /// (the schema is complete by then).
+        private(set) lazy var rowPlan = RowPlan(
+            plainColumns: slots.compactMap { slot in
+                guard case .attribute(let type) = slot.kind, type != .transformableAttributeType else { return nil }
+                return PlainAttributeColumn(slot: slot.slot, column: Int32(slot.column), type: type)
+            },
+            otherSlots: slots.filter { slot in
+                if case .attribute(let type) = slot.kind { return type == .transformableAttributeType }
+                return true
+            },
+            slotCount: entity.layout.properties.count, hasComposites: !compositeSlots.isEmpty,
+            hasTransformables: !entity.layout.transformableSlots.isEmpty, root: ObjectIdentifier(entity.rootEntity))
 
         /// An UPDATE that writes `Z_OPT` and the columns of the given `slots` entries only (for an
         /// object whose other columns did not change).

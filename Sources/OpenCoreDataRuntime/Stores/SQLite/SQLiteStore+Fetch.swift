@@ -134,18 +134,20 @@ extension SQLiteStore {
         var results: [Any] = []
         let asFault = request.returnsObjectsAsFaults && allInSQL
         var lastNumber: Int64 = -1
-        var lastMapping: SQLiteSchema.EntityMapping?
+        var last: (mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan)?
         while try statement.step() {
-            // Rows mostly share one entity: look its mapping up only when Z_ENT changes.
+            // Rows mostly share one entity: look its mapping and decoding plan up only when Z_ENT changes.
             let number = statement.int64(1)
             if number != lastNumber {
                 lastNumber = number
-                lastMapping = schema.mapping(forNumber: number)
+                last = schema.mapping(forNumber: number).map { ($0, $0.rowPlan) }
             }
-            guard let rowMapping = lastMapping else { continue }
-            let values = decodeRow(statement, mapping: rowMapping, offset: 0)
-            let id = rowID(entity: rowMapping.entity, pk: statement.int64(0))
-            try TransformableValues.checkDecoded(values, layout: rowMapping.entity.layout, objectID: id)
+            guard let (rowMapping, plan) = last else { continue }
+            let values = decodeRow(statement, mapping: rowMapping, plan: plan, offset: 0)
+            let id = rowID(entity: rowMapping.entity, pk: statement.int64(0), root: plan.root)
+            if plan.hasTransformables {
+                try TransformableValues.checkDecoded(values, layout: rowMapping.entity.layout, objectID: id)
+            }
             let object = context._registerFetchedObject(
                 objectID: id, values: values, version: statement.int64(2), asFault: asFault)
             if direct { results.append(object) } else { objects.append(object) }

@@ -151,8 +151,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
 
     /// The object ID for a row.
     @inline(__always)
-    func rowID(entity: NSEntityDescription, pk: Int64) -> NSManagedObjectID {
-        NSManagedObjectID(entity: entity, store: self, reference: .int64(pk))
+    func rowID(entity: NSEntityDescription, pk: Int64, root: ObjectIdentifier? = nil) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, store: self, reference: .int64(pk), root: root)
     }
 
     // MARK: Faults and relationships
@@ -223,43 +223,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> ContiguousArray<
         Any?
     > {
-        // Plain attribute columns first, from a table of plain values (no reference counting per
-        // column), decoded straight into the new array's storage: `init(repeating:count:)` and an
-        // assignment per column went through `Any?`'s generic copy and destroy (callgrind, case 2).
-        let plainColumns = mapping.plainAttributeColumns
-        let count = mapping.slotCount
-        var values = ContiguousArray<Any?>(unsafeUninitializedCapacity: count) { buffer, initialized in
-            guard let base = buffer.baseAddress else { return }
-            for slot in 0..<count { (base + slot).initialize(to: nil) }
-            initialized = count
-            for plain in plainColumns {
-                let column = offset + 3 + plain.column
-                if statement.isNull(column) { continue }
-                // The slot holds `nil`, which owns nothing: initializing over it leaks nothing.
-                (base + plain.slot).initialize(to: decodeAttribute(statement, column, plain.type))
-            }
-        }
-        for slot in mapping.otherSlots {
-            let column = offset + 3 + Int32(slot.column)
-            if statement.isNull(column) { continue }
-            switch slot.kind {
-            case .attribute(.transformableAttributeType):
-                let attribute = mapping.entity.layout.properties[slot.slot] as! NSAttributeDescription
-                values[slot.slot] = TransformableValues.value(fromStored: statement.blob(column), attribute: attribute)
-            case .attribute(let type):
-                values[slot.slot] = decodeAttribute(statement, column, type)
-            case .toOne(let destination, let entityColumn):
-                var entity = destination
-                if let entityColumn,
-                    let concrete = schema.entitiesByNumber[statement.int64(offset + 3 + Int32(entityColumn))]
-                {
-                    entity = concrete
-                }
-                values[slot.slot] = rowID(entity: entity, pk: statement.int64(column))
-            }
-        }
-        if !mapping.compositeSlots.isEmpty { decodeComposites(statement, mapping, offset: offset, into: &values) }
-        return values
+        decodeRow(statement, mapping: mapping, plan: mapping.rowPlan, offset: offset)
     }
 
     /// The canonical Swift value of a non-NULL column for an attribute type.

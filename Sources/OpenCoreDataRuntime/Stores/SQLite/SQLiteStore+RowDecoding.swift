@@ -1,0 +1,103 @@
+import CSQLite
+import Foundation
+
+extension SQLiteSchema.EntityMapping {
+    /// What decoding a row of this entity needs, read from the mapping once per fetch rather than
+    /// per row (each lazy property read cost an exclusivity check and a call, about 110
+    /// instructions per row, callgrind case 2).
+    struct RowPlan {
+        /// Attribute columns decoded without looking at the model (not transformable).
+        let plainColumns: [PlainAttributeColumn]
+        /// Transformable attributes and to-one relationships.
+        let otherSlots: [SQLiteSchema.SlotMapping]
+        let slotCount: Int
+        let hasComposites: Bool
+        let hasTransformables: Bool
+        /// The root entity's identity, for the rows' object IDs.
+        let root: ObjectIdentifier
+    }
+}
+
+extension SQLiteStore {
+    /// Decodes a row selected with the table's `selectList` (starting at column `offset`) into slots,
+    /// with the mapping's `rowPlan` read once by the caller.
+    func decodeRow(
+        _ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan,
+        offset: Int32
+    ) -> ContiguousArray<Any?> {
+        // Allocated by `reserveCapacity`, which Swift specializes for `Any?` in this module, and filled
+        // with `nil` literals: `init(unsafeUninitializedCapacity:)` and `init(repeating:count:)` allocate
+        // through a generic standard-library function that looks the storage class up in the
+        // runtime's metadata cache for every row (about 360 instructions), and the latter copies its
+        // `nil` through `Any?`'s value witness per slot (callgrind case 2). The plain columns are
+        // then decoded straight into the storage, over `nil` slots (which own nothing), with no
+        // generic copy or destroy.
+        var values = ContiguousArray<Any?>()
+        values.reserveCapacity(plan.slotCount)
+        for _ in 0..<plan.slotCount { values.append(nil) }
+        values.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for plain in plan.plainColumns {
+                decodePlain(statement, offset + 3 + plain.column, plain.type, into: base + plain.slot)
+            }
+        }
+        for slot in plan.otherSlots {
+            let column = offset + 3 + Int32(slot.column)
+            if statement.isNull(column) { continue }
+            switch slot.kind {
+            case .attribute(.transformableAttributeType):
+                let attribute = mapping.entity.layout.properties[slot.slot] as! NSAttributeDescription
+                values[slot.slot] = TransformableValues.value(fromStored: statement.blob(column), attribute: attribute)
+            case .attribute(let type):
+                values[slot.slot] = decodeAttribute(statement, column, type)
+            case .toOne(let destination, let entityColumn):
+                var entity = destination
+                if let entityColumn,
+                    let concrete = schema.entitiesByNumber[statement.int64(offset + 3 + Int32(entityColumn))]
+                {
+                    entity = concrete
+                }
+                values[slot.slot] = rowID(entity: entity, pk: statement.int64(column))
+            }
+        }
+        if plan.hasComposites { decodeComposites(statement, mapping, offset: offset, into: &values) }
+        return values
+    }
+
+    /// Decodes a plain attribute column into `slot`, which holds `nil` (left as it is for NULL).
+    /// The types of the benchmark's entity (the common ones) are written in place; the others go
+    /// through `decodeAttribute`.
+    ///
+    /// The column's value is taken once with `sqlite3_column_value` and read with the value's own
+    /// accessors: each `sqlite3_column_*` call checks the statement and column again (about 56
+    /// instructions for a type check and as many for a read; this saved about 300 per row of
+    /// case 2). SQLite calls such a value unprotected: it is read here on the connection's only
+    /// user (`SQLITE_OPEN_NOMUTEX`; the store serializes its use), before the next step.
+    @inline(__always)
+    private func decodePlain(
+        _ statement: SQLiteStatement, _ column: Int32, _ type: NSAttributeType, into slot: UnsafeMutablePointer<Any?>
+    ) {
+        guard let value = sqlite3_column_value(statement.handle, column) else { return }
+        if type == .stringAttributeType {
+            // SQLite has no text for NULL: one call instead of a type check and a read. A missing
+            // text that is not NULL (out of memory) reads as empty, as `text(_:)` does.
+            if let pointer = sqlite3_value_text(value) {
+                let count = Int(sqlite3_value_bytes(value))
+                slot.initialize(to: String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
+            } else if sqlite3_value_type(value) != SQLITE_NULL {
+                slot.initialize(to: "")
+            }
+            return
+        }
+        if sqlite3_value_type(value) == SQLITE_NULL { return }
+        switch type {
+        case .integer64AttributeType: slot.initialize(to: sqlite3_value_int64(value))
+        case .integer16AttributeType: slot.initialize(to: Int16(truncatingIfNeeded: sqlite3_value_int64(value)))
+        case .integer32AttributeType: slot.initialize(to: Int32(truncatingIfNeeded: sqlite3_value_int64(value)))
+        case .booleanAttributeType: slot.initialize(to: sqlite3_value_int64(value) != 0)
+        case .doubleAttributeType: slot.initialize(to: sqlite3_value_double(value))
+        case .dateAttributeType: slot.initialize(to: Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
+        default: slot.initialize(to: decodeAttribute(statement, column, type))
+        }
+    }
+}
