@@ -125,3 +125,55 @@ struct SQLiteFetchPlanTests {
         #expect(try Self.plans(store) == 3)
     }
 }
+
+/// An object whose `awakeFromFetch()` runs a fetch (once, not from nested fetches).
+final class FetchingProbe: NSManagedObject {
+    nonisolated(unsafe) static var nestedFetch: ((NSManagedObjectContext) -> Void)?
+    nonisolated(unsafe) static var depth = 0
+
+    override func awakeFromFetch() {
+        super.awakeFromFetch()
+        guard Self.depth == 0, let context = managedObjectContext, let nestedFetch = Self.nestedFetch else { return }
+        Self.depth += 1
+        defer { Self.depth -= 1 }
+        nestedFetch(context)
+    }
+}
+
+@Suite("SQLite statements reused while they are stepped", .serialized)
+struct SQLiteNestedFetchTests {
+    static func model() -> NSManagedObjectModel {
+        let entity = NSEntityDescription(
+            name: "Probe", properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        entity.managedObjectClassName = String(reflecting: FetchingProbe.self)
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return model
+    }
+
+    /// A fetch inside `awakeFromFetch()` of the same shape (the same format, so the same plan and
+    /// statement) while the outer fetch is still stepping its statement: each must see every row
+    /// once. Apple documents no rule against fetching there.
+    @Test(arguments: ["name != %@", "name != 'x'"])
+    func aFetchInsideAwakeFromFetchDoesNotDisturbTheOuterOne(format: String) throws {
+        let store = try TestStore(NSSQLiteStoreType, model: Self.model())
+        let writer = store.newContext()
+        try writer.performAndWait {
+            for name in ["a", "b", "c", "d"] { insertObject("Probe", ["name": name], into: writer) }
+            try writer.save()
+        }
+        func request(_ excluded: String) -> NSFetchRequest<NSManagedObject> {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Probe")
+            request.predicate = NSPredicate(format: format, excluded)
+            request.returnsObjectsAsFaults = false
+            return request
+        }
+        var nestedCounts: [Int] = []
+        FetchingProbe.nestedFetch = { context in nestedCounts.append((try? context.fetch(request("zz")).count) ?? -1) }
+        defer { FetchingProbe.nestedFetch = nil }
+        let reader = store.newContext()
+        let names = try reader.performAndWait { try reader.fetch(request("zz")).map { $0.value(forKey: "name") as! String } }
+        #expect(names == ["a", "b", "c", "d"])
+        #expect(!nestedCounts.isEmpty && nestedCounts.allSatisfy { $0 == 4 }, "\(nestedCounts)")
+    }
+}

@@ -71,11 +71,8 @@ final class SQLiteConnection {
 
     /// The cached prepared statement for `sql`, reset and with bindings cleared.
     func prepare(_ sql: String) throws -> SQLiteStatement {
+        if let cached = cache[sql] { return try reuse(cached) }
         statementObserver?(sql)
-        if let cached = cache[sql] {
-            cached.reset()
-            return cached
-        }
         let statement = try prepareUncached(sql)
         cache[sql] = statement
         return statement
@@ -84,21 +81,25 @@ final class SQLiteConnection {
     /// The cached prepared statement for a fetch of `shape`, reset and with bindings cleared; on a
     /// miss, `sql()` is prepared (through the SQL-keyed cache) and remembered under `shape`.
     func prepare(shape: SQLiteStore.FetchShape, sql: () -> String) throws -> SQLiteStatement {
-        if let cached = fetchCache[shape] { return reuse(cached) }
+        if let cached = fetchCache[shape] { return try reuse(cached) }
         let statement = try prepare(sql())
         fetchCache[shape] = statement
         return statement
     }
 
     /// `statement`, one of this connection's cached statements, reset and with bindings cleared.
-    func reuse(_ statement: SQLiteStatement) -> SQLiteStatement {
+    /// While it is being stepped (a fetch run from `awakeFromFetch()` inside a fetch of the same
+    /// shape), resetting it would end the outer fetch early: the caller gets a statement of the
+    /// same SQL of its own, finalized when released.
+    func reuse(_ statement: SQLiteStatement) throws -> SQLiteStatement {
         statementObserver?(statement.sql)
+        if statement.isStepping { return try prepareUncached(statement.sql, finalizesWhenReleased: true) }
         statement.reset()
         return statement
     }
 
-    /// A statement that is not cached; the caller finalizes it.
-    func prepareUncached(_ sql: String) throws -> SQLiteStatement {
+    /// A statement that is not cached; the caller finalizes it, unless `finalizesWhenReleased`.
+    func prepareUncached(_ sql: String, finalizesWhenReleased: Bool = false) throws -> SQLiteStatement {
         guard let handle else {
             throw OpenCoreDataError(
                 .persistentStoreOperation, "the store's SQLite connection is closed", sql: sql, url: url)
@@ -106,7 +107,7 @@ final class SQLiteConnection {
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &stmt, nil)
         guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
-        return SQLiteStatement(handle: stmt, sql: sql, connection: self)
+        return SQLiteStatement(handle: stmt, sql: sql, connection: self, finalizesWhenReleased: finalizesWhenReleased)
     }
 
     /// Runs SQL without parameters (may hold several statements separated by `;`).

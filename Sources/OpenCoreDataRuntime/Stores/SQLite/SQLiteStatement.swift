@@ -18,13 +18,22 @@ final class SQLiteStatement {
     let sql: String
     private unowned let connection: SQLiteConnection
 
-    init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
+    /// Set for a statement made for one use (see ``SQLiteConnection/reuse(_:)``): finalized when released.
+    let finalizesWhenReleased: Bool
+
+    init(handle: OpaquePointer, sql: String, connection: SQLiteConnection, finalizesWhenReleased: Bool = false) {
         self.handle = handle
         self.sql = sql
         self.connection = connection
+        self.finalizesWhenReleased = finalizesWhenReleased
     }
 
+    deinit { if finalizesWhenReleased { sqlite3_finalize(handle) } }
+
     func finalize() { sqlite3_finalize(handle) }
+
+    /// Whether the statement is between its first step and its end or reset: someone is reading its rows.
+    var isStepping: Bool { sqlite3_stmt_busy(handle) != 0 }
 
     /// Makes the statement ready for new bindings: resets it and clears old bindings.
     func reset() {

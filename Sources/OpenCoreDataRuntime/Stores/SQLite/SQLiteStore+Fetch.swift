@@ -181,10 +181,10 @@ extension SQLiteStore {
     private func planned(
         _ plan: FetchPlan?, _ newPlan: FetchPlan?, _ connection: SQLiteConnection,
         prepare: () throws -> SQLiteStatement
-    ) rethrows -> SQLiteStatement {
-        if let statement = plan?.statement { return connection.reuse(statement) }
+    ) throws -> SQLiteStatement {
+        if let statement = plan?.statement { return try connection.reuse(statement) }
         let statement = try prepare()
-        (plan ?? newPlan)?.statement = statement
+        if !statement.finalizesWhenReleased { (plan ?? newPlan)?.statement = statement }  // not a one-use copy
         return statement
     }
 
