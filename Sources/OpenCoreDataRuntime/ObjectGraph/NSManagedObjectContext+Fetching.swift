@@ -23,14 +23,15 @@ extension NSManagedObjectContext {
     /// `results` as `[T]`. Managed objects of exactly class `T` (a typed request's usual results)
     /// are taken without the runtime's general cast, which costs hundreds of instructions a row.
     private static func typedResults<T>(_ results: inout [Any], as _: T.Type) -> [T] {
-        let exactClass = (T.self as? AnyClass).map(ObjectIdentifier.init)
-        if let cls = T.self as? AnyClass, let objects = takeObjects(from: &results, ofExactClass: cls) {
+        let cls: AnyClass? = T.self as? AnyClass
+        if let cls, let objects = takeObjects(from: &results, ofExactClass: cls) {
             // Every element is an instance of exactly `T`, a class: `[NSManagedObject]` and `[T]` then
             // hold the same references in the same layout. `fetch<T>` is compiled once for every `T`,
             // so building `[T]` element by element went through the generic `append` and `Any`'s value
             // witnesses (about 680 instructions per row, callgrind case 2).
             return unsafeBitCast(objects, to: [T].self)
         }
+        let exactClass = cls.map(ObjectIdentifier.init)
         var typed: [T] = []
         typed.reserveCapacity(results.count)
         for result in results {
