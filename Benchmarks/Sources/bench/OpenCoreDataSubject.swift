@@ -282,7 +282,12 @@ final class OpenCoreDataSubject: Subject {
                     let request = NSFetchRequest<OCDItem>(entityName: "Item")
                     request.fetchBatchSize = 1000
                     var check: Int64 = 0
-                    for item in try context.fetch(request) { check &+= Int64(item.name.utf8.count) }
+                    if Options.current.batchedArray {
+                        for item in try context.fetch(request) { check &+= Int64(item.name.utf8.count) }
+                    } else {
+                        // What Apple's `fetch` returns for a batched request (a lazily loading array).
+                        for item in try context.fetchBatched(request) { check &+= Int64(item.name.utf8.count) }
+                    }
                     return check
                 }
             }

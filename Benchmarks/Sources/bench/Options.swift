@@ -9,6 +9,8 @@ struct Options: Sendable {
     var jsonPath: String?
     var sqliteStore = true
     var astPredicates = false
+    /// Case 9 for OpenCoreData: `fetchBatched(_:)` (lazy, default) or `fetch(_:)`'s `[T]` of faults.
+    var batchedArray = false
     var timeoutSeconds = 150.0
     var strict = false
     // Child only.
@@ -19,7 +21,8 @@ struct Options: Sendable {
 
     static let usage = """
         usage: bench [--n N] [--reps R] [--cases 1,2,5,8p,9] [--libraries ocd,raw,grdb-records,grdb-sql]
-                     [--json FILE] [--store sqlite|memory] [--predicates format|ast] [--timeout SECONDS]
+                     [--json FILE] [--store sqlite|memory] [--predicates format|ast] [--batched lazy|array]
+                     [--timeout SECONDS]
 
           --n N          rows per case (default 100000); case 4 does N/10 lookups, case 7 N/10 moods,
                          case 8 N/100 countries of 100 moods, case 9 2.5N, 5N and 10N rows
@@ -29,6 +32,8 @@ struct Options: Sendable {
           --json FILE    also write the results as JSON to FILE
           --store        OpenCoreData's store: sqlite (default) or memory (NSInMemoryStoreType)
           --predicates   how OpenCoreData predicates are built: format (NSPredicate(format:), default) or ast
+          --batched      OpenCoreData's case 9: lazy (fetchBatched(_:), default) or array (fetch(_:), a
+                         fault per row up front)
           --timeout      seconds before one run is stopped and reported as a timeout (default 150)
           --strict       exit with status 1 if a run failed, timed out or gave a wrong result (for CI)
         """
@@ -71,6 +76,12 @@ struct Options: Sendable {
                 case "ast": options.astPredicates = true
                 default: fail("--predicates is format or ast")
                 }
+            case "--batched":
+                switch value(argument) {
+                case "lazy": options.batchedArray = false
+                case "array": options.batchedArray = true
+                default: fail("--batched is lazy or array")
+                }
             case "--timeout": options.timeoutSeconds = parsed(value(argument), argument)
             case "--strict": options.strict = true
             case "--child": options.childPhase = value(argument)
@@ -89,7 +100,10 @@ struct Options: Sendable {
 
     /// The arguments that give a child the same settings as this process.
     var childSettings: [String] {
-        ["--store", sqliteStore ? "sqlite" : "memory", "--predicates", astPredicates ? "ast" : "format"]
+        [
+            "--store", sqliteStore ? "sqlite" : "memory", "--predicates", astPredicates ? "ast" : "format",
+            "--batched", batchedArray ? "array" : "lazy",
+        ]
     }
 }
 

@@ -29,15 +29,7 @@ package final class FetchBatchLoader {
     fileprivate func load(batch: Int, containing object: NSManagedObject) -> Bool {
         guard let context else { return false }
         let batchIDs = Array(ids[(batch * batchSize)..<min(ids.count, (batch + 1) * batchSize)])
-        let request = NSFetchRequest<any NSFetchRequestResult>()
-        request.entity = entity
-        request.includesSubentities = true
-        // `SELF IN ids`, built directly: parsing a format with a 1,000-ID argument cost more than the rows.
-        request.predicate = NSComparisonPredicate(
-            leftExpression: .expressionForEvaluatedObject(), rightExpression: NSExpression(forConstantValue: batchIDs),
-            modifier: .direct, type: .in)
-        request.returnsObjectsAsFaults = false
-        request.includesPendingChanges = false
+        let request = NSManagedObjectContext._batchRequest(entity: entity, ids: batchIDs)
         guard let fetched = try? context._fetchWithoutPrefetching(request) else { return false }
         let objects = fetched.compactMap { $0 as? NSManagedObject }
         loaded.removeAll { $0.batch == batch }
@@ -75,15 +67,9 @@ extension NSManagedObjectContext {
     /// The faults come as `[NSManagedObject]`: a typed `fetch` takes them as they are, without an
     /// `[Any]` of one 32-byte container per row beside its own array (case 9's peak memory).
     package func _batchedFetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [NSManagedObject]? {
-        guard request.fetchBatchSize > 0, request.resultType == .managedObjectResultType, let entity = request.entity,
-              !(request.includesPendingChanges && hasPendingChanges(for: entity)) else { return nil }
-        let idRequest = NSFetchRequest<any NSFetchRequestResult>()
-        idRequest.copySettings(from: request)
-        idRequest.entity = entity
-        idRequest.resultType = .managedObjectIDResultType
-        idRequest.fetchBatchSize = 0
-        idRequest.relationshipKeyPathsForPrefetching = nil
-        let ids = try _fetchWithoutPrefetching(idRequest).compactMap { $0 as? NSManagedObjectID }
+        guard let entity = _batchingEntity(request) else { return nil }
+        let ids = try _fetchWithoutPrefetching(Self._identityRequest(for: request, entity: entity))
+            .compactMap { $0 as? NSManagedObjectID }
         let batchSize = request.fetchBatchSize
         let loader = FetchBatchLoader(context: self, entity: entity, ids: ids, batchSize: batchSize)
         var results: [NSManagedObject] = []
@@ -101,5 +87,45 @@ extension NSManagedObjectContext {
             }
         }
         return results
+    }
+}
+
+extension NSManagedObjectContext {
+    /// The entity of `request` if it is fetched in batches: a nonzero `fetchBatchSize`, managed
+    /// objects as results, and no unsaved changes to merge for the entity (a plain fetch merges them).
+    package func _batchingEntity(_ request: NSFetchRequest<any NSFetchRequestResult>) -> NSEntityDescription? {
+        guard request.fetchBatchSize > 0, request.resultType == .managedObjectResultType, let entity = request.entity,
+            !(request.includesPendingChanges && hasPendingChanges(for: entity))
+        else { return nil }
+        return entity
+    }
+
+    /// The fetch of a batched request's identities: every matching row's ID, in the request's order.
+    package static func _identityRequest(for request: NSFetchRequest<any NSFetchRequestResult>, entity: NSEntityDescription)
+        -> NSFetchRequest<any NSFetchRequestResult>
+    {
+        let idRequest = NSFetchRequest<any NSFetchRequestResult>()
+        idRequest.copySettings(from: request)
+        idRequest.entity = entity
+        idRequest.resultType = .managedObjectIDResultType
+        idRequest.fetchBatchSize = 0
+        idRequest.relationshipKeyPathsForPrefetching = nil
+        return idRequest
+    }
+
+    /// The fetch of one batch: the rows of `ids` with their values, as the store has them.
+    package static func _batchRequest(entity: NSEntityDescription, ids: [NSManagedObjectID])
+        -> NSFetchRequest<any NSFetchRequestResult>
+    {
+        let request = NSFetchRequest<any NSFetchRequestResult>()
+        request.entity = entity
+        request.includesSubentities = true
+        // `SELF IN ids`, built directly: parsing a format with a 1,000-ID argument cost more than the rows.
+        request.predicate = NSComparisonPredicate(
+            leftExpression: .expressionForEvaluatedObject(), rightExpression: NSExpression(forConstantValue: ids),
+            modifier: .direct, type: .in)
+        request.returnsObjectsAsFaults = false
+        request.includesPendingChanges = false
+        return request
     }
 }

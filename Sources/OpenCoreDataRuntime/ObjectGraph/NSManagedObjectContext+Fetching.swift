@@ -123,7 +123,7 @@ extension NSManagedObjectContext {
     }
 
     /// A type-erased copy of `request` with its entity resolved and its predicate checked.
-    private func prepared<T>(_ request: NSFetchRequest<T>) throws -> NSFetchRequest<any NSFetchRequestResult> {
+    package func prepared<T>(_ request: NSFetchRequest<T>) throws -> NSFetchRequest<any NSFetchRequestResult> {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let model = coordinator.managedObjectModel
         guard let entity = request.entity.flatMap({ e in e.name.flatMap { model.entitiesByName[$0] } }) ?? request.entityName.flatMap({ model.entitiesByName[$0] }) else {
@@ -144,7 +144,7 @@ extension NSManagedObjectContext {
         return erased
     }
 
-    private func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
+    package func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
         if let batched = try _batchedFetch(request) { return batched.map { $0 as Any } }
         let results = try _fetchWithoutPrefetching(request)
         if request.resultType == .managedObjectResultType, let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {

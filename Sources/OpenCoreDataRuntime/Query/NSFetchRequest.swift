@@ -112,6 +112,10 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     @exclusivity(unchecked) open var relationshipKeyPathsForPrefetching: [String]?
     /// Whether to lock fetched rows against concurrent changes (no effect on Linux stores).
     @exclusivity(unchecked) open var shouldRefreshRefetchedObjects: Bool = false
+    /// For an ID fetch (`managedObjectIDResultType`): a store may answer with one
+    /// ``ObjectReferences`` instead of an ID per row (a lazily batched fetch's identities). Not a
+    /// setting: `copySettings(from:)` leaves it.
+    @exclusivity(unchecked) package var _wantsObjectReferences = false
     open override var requestType: NSPersistentStoreRequestType { .fetchRequestType }
 
     public override init() { super.init() }

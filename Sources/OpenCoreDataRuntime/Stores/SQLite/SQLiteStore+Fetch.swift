@@ -100,6 +100,14 @@ extension SQLiteStore {
             }
             defer { statement.reset() }
             statement.bind(bindings)
+            if request.resultType == .managedObjectIDResultType, request._wantsObjectReferences {
+                var references = ObjectReferences()
+                while try statement.step() {
+                    guard let rowEntity = schema.entitiesByNumber[statement.int64(1)] else { continue }
+                    references.append(entity: rowEntity, store: self, key: statement.int64(0))
+                }
+                return [references]
+            }
             var ids: [NSManagedObjectID] = []
             while try statement.step() {
                 guard let rowEntity = schema.entitiesByNumber[statement.int64(1)] else { continue }
