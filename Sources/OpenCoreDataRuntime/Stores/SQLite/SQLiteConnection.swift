@@ -9,6 +9,10 @@ final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     let url: URL
     private var cache: [String: SQLiteStatement] = [:]
+    /// How many statements `cache` keeps. SQL with a list of values (`IN (?, ?, ...)`) has a text per
+    /// list length, so an app could otherwise grow the cache without end; when it is full it starts
+    /// over (statements in use stay valid: they are finalized when their last user lets go).
+    static let statementCacheLimit = 256
     /// The same statements for fetches, found by their shape, which is cheaper to hash than the SQL
     /// text with its long select list. (A concrete key: `AnyHashable` cost more than the text.)
     private var fetchCache: [SQLiteStore.FetchShape: SQLiteStatement] = [:]
@@ -74,9 +78,16 @@ final class SQLiteConnection {
         if let cached = cache[sql] { return try reuse(cached) }
         statementObserver?(sql)
         let statement = try prepareUncached(sql)
+        if cache.count >= Self.statementCacheLimit {
+            cache.removeAll(keepingCapacity: true)
+            fetchCache.removeAll(keepingCapacity: true)
+        }
         cache[sql] = statement
         return statement
     }
+
+    /// How many statements are cached (for tests).
+    var cachedStatementCount: Int { cache.count }
 
     /// The cached prepared statement for a fetch of `shape`, reset and with bindings cleared; on a
     /// miss, `sql()` is prepared (through the SQL-keyed cache) and remembered under `shape`.

@@ -18,8 +18,9 @@ final class SQLiteStatement {
     let sql: String
     private unowned let connection: SQLiteConnection
 
-    /// Set for a statement made for one use (see ``SQLiteConnection/reuse(_:)``): finalized when released.
+    /// Set for a statement made for one use (see ``SQLiteConnection/reuse(_:)``).
     let finalizesWhenReleased: Bool
+    private var isFinalized = false
 
     init(handle: OpaquePointer, sql: String, connection: SQLiteConnection, finalizesWhenReleased: Bool = false) {
         self.handle = handle
@@ -28,9 +29,15 @@ final class SQLiteStatement {
         self.finalizesWhenReleased = finalizesWhenReleased
     }
 
-    deinit { if finalizesWhenReleased { sqlite3_finalize(handle) } }
+    /// A statement is finalized when the last reference goes (one dropped from a full cache, while
+    /// a fetch still holds it, lives until that fetch ends), or when its connection closes.
+    deinit { finalize() }
 
-    func finalize() { sqlite3_finalize(handle) }
+    func finalize() {
+        guard !isFinalized else { return }
+        isFinalized = true
+        sqlite3_finalize(handle)
+    }
 
     /// Whether the statement is between its first step and its end or reset: someone is reading its rows.
     var isStepping: Bool { sqlite3_stmt_busy(handle) != 0 }
