@@ -102,8 +102,19 @@ public struct BatchedFetchResults<Element: NSManagedObject>: RandomAccessCollect
             return context.performAndWait {
                 let request = NSManagedObjectContext._batchRequest(entity: entity!, ids: ids)
                 if !prefetching.isEmpty { request.relationshipKeyPathsForPrefetching = prefetching }
-                // Held until the objects are collected below: registered objects are held weakly.
-                let fetched = try? context._fetch(request)
+                let fetched = (try? context._fetch(request)) ?? []
+                // Rows come in primary-key order, which is the batch's own order unless the request
+                // sorts: then they are the batch as it is, without a lookup per row.
+                var objects = ContiguousArray<NSManagedObject>()
+                objects.reserveCapacity(ids.count)
+                if fetched.count == ids.count {
+                    for (result, id) in zip(fetched, ids) {
+                        guard let object = result as? NSManagedObject, object.objectID._isSameID(as: id) else { break }
+                        objects.append(object)
+                    }
+                    if objects.count == ids.count { return objects }
+                }
+                // Held until the objects are collected: registered objects are held weakly.
                 return withExtendedLifetime(fetched) { ContiguousArray(ids.map(context.object(with:))) }
             }
         }

@@ -50,6 +50,7 @@ struct BatchedFetchResultsTests {
             peak = max(peak, LifetimeTracker.live(item))
         }
         #expect(statements.count == 11, "one statement per batch of 100")
+        #expect(statements[1].contains("BETWEEN"), "a batch of consecutive keys is a range: \(statements[1])")
         #expect(peak <= 300, "objects of older batches are released: \(peak) alive at most")
         #expect(LifetimeTracker.live(item) <= 200)
         #expect(results[0].value(forKey: "value") as? Int32 == 0, "an older batch loads again when read")
@@ -154,5 +155,36 @@ struct BatchedFetchResultsTests {
             entity: items[0].entity, store: items[0].persistentStore, reference: .string("custom"))
         let withCustom = ObjectReferences(gathering: mixed + [custom])
         #expect((0..<withCustom.count).map(withCustom.objectID(at:)) == mixed + [custom])
+    }
+
+    @Test func consecutiveKeysAreARangeOthersAList() {
+        #expect(SQLiteQuery.consecutiveRange([3, 4, 5, 6]) == 3...6)
+        #expect(SQLiteQuery.consecutiveRange([9, 8, 7]) == 7...9)
+        #expect(SQLiteQuery.consecutiveRange([5]) == 5...5)
+        #expect(SQLiteQuery.consecutiveRange([3, 5, 4, 6]) == nil, "same span, not in order")
+        #expect(SQLiteQuery.consecutiveRange([3, 4, 4, 6]) == nil)
+        #expect(SQLiteQuery.consecutiveRange([1, 3]) == nil)
+        #expect(SQLiteQuery.consecutiveRange([Int64.max, Int64.min]) == nil)
+        #expect(SQLiteQuery.consecutiveRange([]) == nil)
+    }
+
+    /// `SELF IN` a list of consecutive keys gives what the list gives, rows deleted in between included.
+    @Test func aRangeOfKeysMatchesTheList() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: Self.model())
+        try seed(store, count: 40)
+        let context = store.newContext()
+        let all = try context.fetch(request(batchSize: 0) as NSFetchRequest<NSManagedObject>)
+        let ids = all[5..<25].map(\.objectID)
+        for object in all[10..<12] { context.delete(object) }
+        try context.save()
+        let fetch = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        fetch.predicate = NSPredicate(format: "SELF IN %@", ids)
+        fetch.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: true)]
+        let uids = try context.fetch(fetch).map { $0.value(forKey: "uid") as? Int64 }
+        let expected: [Int64?] = (5..<25).filter { $0 != 10 && $0 != 11 }.map { Int64($0) }
+        #expect(uids == expected)
+        fetch.predicate = NSPredicate(format: "NOT (SELF IN %@)", ids)
+        let outside = try context.fetch(fetch).count
+        #expect(outside == 40 - 2 - 18)
     }
 }

@@ -483,11 +483,31 @@ final class SQLiteQuery {
             let known = keys.compactMap { $0 ?? nil }
             if known.count != keys.count { reusable = false }  // temporary IDs are left out of the SQL
             if known.isEmpty { return "0" }
+            // Consecutive keys (a batched fetch's batch in primary-key order): a range, which SQLite
+            // walks in the table without building a temporary index of the list, and one SQL text
+            // for every batch. Not kept in a fetch plan: another instance's list may not be a range.
+            if known.count == keys.count, known.count >= 8, let range = Self.consecutiveRange(known) {
+                reusable = false
+                return "\(column) BETWEEN \(bind(.integer(range.lowerBound), .primaryKey)) AND \(bind(.integer(range.upperBound), .primaryKey))"
+            }
             return
                 "(\(column) IS NOT NULL AND \(column) IN (\(known.map { bind(.integer($0), .primaryKey) }.joined(separator: ", "))))"
         default:
             return nil
         }
+    }
+
+    /// `keys` as a closed range, if they are every integer in it once, ascending or descending.
+    static func consecutiveRange(_ keys: [Int64]) -> ClosedRange<Int64>? {
+        guard let first = keys.first, let last = keys.last else { return nil }
+        let step: Int64 = last >= first ? 1 : -1
+        guard last &- first == step &* Int64(keys.count - 1) else { return nil }
+        var expected = first
+        for key in keys {
+            guard key == expected else { return nil }
+            expected &+= step
+        }
+        return min(first, last)...max(first, last)
     }
 
     // MARK: Sorting
