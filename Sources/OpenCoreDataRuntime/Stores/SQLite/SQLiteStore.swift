@@ -172,8 +172,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     func loadRow(_ objectID: NSManagedObjectID) throws -> (ContiguousArray<Any?>, Int64)? {
         guard let pk = objectID.primaryKey, let mapping = schema.mapping(for: objectID.entity) else { return nil }
         let connection = try db()
-        let statement = try connection.prepare(
-            "SELECT \(mapping.table.selectList) FROM \(mapping.table.name) t0 WHERE t0.Z_PK = ?")
+        let statement = try connection.prepare(mapping.table.selectByPrimaryKey)
         defer { statement.reset() }
         statement.bind(pk, 1)
         guard try statement.step() else { return nil }
