@@ -8,23 +8,11 @@ import Testing
 /// platforms (a `_PFBatchFaultingArray` bridged to `[T]`), as a collection.
 @Suite("Batched fetch results")
 struct BatchedFetchResultsTests {
-    private static func model() -> NSManagedObjectModel {
-        let model = TestModels.graph()
-        model.entitiesByName["Item"]!.managedObjectClassName = NSStringFromClass(TrackedObject.self)
-        return model
-    }
-
-    private func seed(_ store: TestStore, count: Int) throws {
-        let context = store.newContext()
-        for uid in 0..<count { insertObject("Item", ["uid": Int64(uid), "value": Int32(uid % 7)], into: context) }
-        try context.save()
-    }
+    private static func model() -> NSManagedObjectModel { BatchedFetchTests.model() }
+    private func seed(_ store: TestStore, count: Int) throws { try BatchedFetchTests.seed(store, count: count) }
 
     private func request<T>(batchSize: Int, ascending: Bool = true) -> NSFetchRequest<T> {
-        let request = NSFetchRequest<T>(entityName: "Item")
-        request.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: ascending)]
-        request.fetchBatchSize = batchSize
-        return request
+        BatchedFetchTests.request(batchSize: batchSize, ascending: ascending)
     }
 
     @Test func loadsOneBatchPerStatementAndKeepsOnlyRecentBatches() throws {

@@ -7,34 +7,37 @@ import Testing
 /// `fetchBatchSize`: object IDs up front, rows loaded a batch at a time as faults fire.
 @Suite("Batched fetches")
 struct BatchedFetchTests {
-    private static func model() -> NSManagedObjectModel {
+    /// The graph model with `Item` objects counted by ``LifetimeTracker``.
+    static func model() -> NSManagedObjectModel {
         let model = TestModels.graph()
         model.entitiesByName["Item"]!.managedObjectClassName = NSStringFromClass(TrackedObject.self)
         return model
     }
 
-    private func seed(_ store: TestStore, count: Int) throws {
+    /// Saves `count` items with `uid` 0..<count in order.
+    static func seed(_ store: TestStore, count: Int) throws {
         let context = store.newContext()
         for uid in 0..<count { insertObject("Item", ["uid": Int64(uid), "value": Int32(uid % 7)], into: context) }
         try context.save()
     }
 
-    private func request(batchSize: Int) -> NSFetchRequest<NSManagedObject> {
-        let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
-        request.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: true)]
+    /// Items by `uid`, in batches of `batchSize`.
+    static func request<T>(batchSize: Int, ascending: Bool = true) -> NSFetchRequest<T> {
+        let request = NSFetchRequest<T>(entityName: "Item")
+        request.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: ascending)]
         request.fetchBatchSize = batchSize
         return request
     }
 
     @Test func oneStatementPerBatchAndBoundedValues() throws {
         let store = try TestStore(NSSQLiteStoreType, model: Self.model())
-        try seed(store, count: 1_000)
+        try Self.seed(store, count: 1_000)
         let item = store.model.entitiesByName["Item"]!
         nonisolated(unsafe) var statements: [String] = []
         try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
         let context = store.newContext()
         do {
-            let results = try context.fetch(request(batchSize: 100))
+            let results = try context.fetch(Self.request(batchSize: 100) as NSFetchRequest<NSManagedObject>)
             #expect(results.count == 1_000)
             #expect(statements.count == 1, "only the object IDs: \(statements)")
             #expect(results.allSatisfy { $0.isFault })
@@ -57,11 +60,11 @@ struct BatchedFetchTests {
     @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
     func batchedResultsMatchAPlainFetch(storeType: String) throws {
         let store = try TestStore(storeType, model: Self.model())
-        try seed(store, count: 250)
+        try Self.seed(store, count: 250)
         let context = store.newContext()
-        let filtered = request(batchSize: 30)
+        let filtered: NSFetchRequest<NSManagedObject> = Self.request(batchSize: 30)
         filtered.predicate = NSPredicate(format: "value == 3")
-        let plain = request(batchSize: 0)
+        let plain: NSFetchRequest<NSManagedObject> = Self.request(batchSize: 0)
         plain.predicate = filtered.predicate
         let expected = try store.newContext().fetch(plain).map { $0.value(forKey: "uid") as? Int64 }
         let batched = try context.fetch(filtered).map { $0.value(forKey: "uid") as? Int64 }
