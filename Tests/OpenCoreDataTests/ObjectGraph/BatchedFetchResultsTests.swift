@@ -60,6 +60,19 @@ struct BatchedFetchResultsTests {
         #expect(batched.last?.value(forKey: "uid") as? Int64 == 0, "random access into the last batch")
         // The same object for the same row while the app holds it (one object per row per context).
         #expect(batched.count > 30)
+
+        // A limit and an offset apply to the identities, as to a plain fetch.
+        for paged in [filtered, plain] {
+            paged.fetchLimit = 25
+            paged.fetchOffset = 3
+        }
+        let page = try context.fetchBatched(filtered).map { $0.value(forKey: "uid") as? Int64 }
+        #expect(page == Array(expected[3..<28]))
+        #expect(try context.fetch(plain).map { $0.value(forKey: "uid") as? Int64 } == page)
+        for whole in [filtered, plain] {
+            whole.fetchLimit = 0
+            whole.fetchOffset = 0
+        }
         let held = batched[3]
         _ = batched[batched.count - 1]
         _ = batched[30]
