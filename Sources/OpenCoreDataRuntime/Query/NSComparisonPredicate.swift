@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A comparison between two expressions: `left op[options] right`, optionally `ANY`/`ALL`.
 ///
@@ -60,6 +61,8 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     public let options: Options
     /// `key op constant`, evaluated on managed objects without the general walk.
     let _direct: DirectComparison?
+    /// The slot `_direct`'s key had in the entity layout it last read (see ``DirectComparison``).
+    let _slotHint = Atomic<UInt64>(DirectComparison.noHint)
 
     /// A comparison of two expressions.
     ///

@@ -62,4 +62,36 @@ struct PredicateDirectEvaluationTests {
             #expect(!item.isFault)
         }
     }
+
+    /// One predicate evaluated on objects of entities that keep its key in different slots, or not
+    /// at all, in turn: the slot it remembers from one entity is never used for another.
+    @Test func onePredicateAcrossEntities() throws {
+        let first = NSEntityDescription(name: "First", properties: [
+            NSAttributeDescription(name: "code", type: .integer16AttributeType),
+            NSAttributeDescription(name: "other", type: .integer16AttributeType),
+        ])
+        let second = NSEntityDescription(name: "Second", properties: [
+            NSAttributeDescription(name: "other", type: .integer16AttributeType),
+            NSAttributeDescription(name: "code", type: .integer16AttributeType),
+        ])
+        let third = NSEntityDescription(name: "Third", properties: [
+            NSAttributeDescription(name: "other", type: .integer16AttributeType)
+        ])
+        let model = NSManagedObjectModel()
+        model.entities = [first, second, third]
+        let store = try TestStore(NSInMemoryStoreType, model: model)
+        let context = store.newContext()
+        context.performAndWait {
+            let a = insertObject("First", ["code": Int16(7), "other": Int16(1)], into: context)
+            let b = insertObject("Second", ["code": Int16(1), "other": Int16(7)], into: context)
+            let c = insertObject("Third", ["other": Int16(7)], into: context)
+            let predicate = NSPredicate(format: "code == 7")
+            for _ in 0..<3 {
+                #expect(predicate.evaluate(with: a))
+                #expect(!predicate.evaluate(with: b))
+                #expect(!predicate.evaluate(with: c), "no such key: not equal (Apple raises; the general path says false)")
+                #expect(predicate.evaluate(with: ["code": 7]))
+            }
+        }
+    }
 }
