@@ -59,10 +59,11 @@ open class NSManagedObject: NSObject {
         _layout = layout
         // A fault being made for a fetched row gets its row's ID here (see `makeFault`) instead of a
         // temporary ID that would be replaced at once.
-        _objectID = FaultConstruction.takeObjectID(for: entity) ?? NSManagedObjectID.makeTemporary(for: entity)
+        let faultID = FaultConstruction.takeObjectID(for: entity)
+        _objectID = faultID ?? NSManagedObjectID.makeTemporary(for: entity)
         super.init()
         layout.noteClass(type(of: self))
-        _values = layout.initialValues
+        if faultID == nil { _values = layout.initialValues }  // a fault's stay empty
         if let context { context.insert(self) }
     }
 
@@ -87,10 +88,12 @@ open class NSManagedObject: NSObject {
     ) -> NSManagedObject {
         FaultConstruction.offer(objectID)
         let object = cls.init(entity: objectID.entity, insertInto: nil)
-        FaultConstruction.withdraw()  // in case an overriding initializer did not call super
-        object._objectID = objectID
+        if object._objectID !== objectID {  // an overriding initializer made another object first
+            FaultConstruction.withdraw()
+            object._objectID = objectID
+        }
         object._context = context
-        object._values = []
+        if !object._values.isEmpty { object._values = [] }
         object._isFault = true
         return object
     }
