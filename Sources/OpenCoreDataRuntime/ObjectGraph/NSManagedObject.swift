@@ -67,6 +67,12 @@ open class NSManagedObject: NSObject {
         if let context { context.insert(self) }
     }
 
+    // A context's registry holds its objects without retaining them: each leaves it here (see
+    // `ObjectRegistry`). An object never registered, or whose context is gone, has no context.
+    deinit {
+        if let context = _context { context.registry.removeDeinitializing(self) }
+    }
+
     /// Creates an object of the entity whose class is this class and inserts it in `context`.
     ///
     /// If the context's model has no entity for the class, the object is not inserted and the
