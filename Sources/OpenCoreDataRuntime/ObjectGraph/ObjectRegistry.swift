@@ -128,13 +128,17 @@ package struct ObjectRegistry {
     }
 
     /// Moves `object`'s entry from `old` to `new` (a save's permanent IDs); the caller makes `new`
-    /// the object's ID right after.
+    /// the object's ID right after. An object not registered here (`obtainPermanentIDs(for:)` on
+    /// an object of no context) stays out: its `deinit` would not find this table to leave it.
     package func changeKey(of object: NSManagedObject, from old: NSManagedObjectID, to new: NSManagedObjectID) {
         let oldKey = Key(id: old)
         let newKey = Key(id: new)
-        let released = table.withLock { table -> (Released, Released) in
-            let gone = table.entries.removeValue(forKey: oldKey).map { table.forgetInSet($0, except: object) } ?? (nil, nil)
-            return (gone, table.store(object, at: newKey))
+        let released = table.withLock { table -> Released in
+            guard let index = table.entries.index(forKey: oldKey),
+                table.entries.values[index].toOpaque() == Unmanaged.passUnretained(object).toOpaque()
+            else { return (nil, nil) }
+            table.entries.remove(at: index)
+            return table.store(object, at: newKey)
         }
         withExtendedLifetime(released) {}
     }

@@ -95,6 +95,25 @@ struct ObjectRegistryTests {
         withExtendedLifetime(store) {}
     }
 
+    /// An object of no context given a permanent ID through a context does not join its registry
+    /// (it could not leave it when freed). Apple's behaviour for such an object is not documented.
+    @Test(arguments: storeTypes)
+    func permanentIDsForAnObjectOfNoContextLeaveTheRegistryAlone(storeType: String) throws {
+        let store = try seededStore(storeType, count: 0)
+        let context = store.newContext()
+        weak var loose: NSManagedObject?
+        do {
+            let object = NSManagedObject(entity: store.model.entitiesByName["Item"]!, insertInto: nil)
+            loose = object
+            try context.obtainPermanentIDs(for: [object])
+            #expect(!object.objectID.isTemporaryID)
+            #expect(context.registeredObject(for: object.objectID) == nil)
+        }
+        #expect(loose == nil)
+        #expect(context.registeredObjects.isEmpty && context.registry.count == 0)
+        withExtendedLifetime(store) {}
+    }
+
     @Test(arguments: storeTypes)
     func uniquingGivesTheSameInstanceWhileTheAppHoldsIt(storeType: String) throws {
         let store = try seededStore(storeType, count: 4)
