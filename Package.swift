@@ -25,8 +25,10 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Swift runtime entry points the standard library does not expose (the context's registry).
+        .systemLibrary(name: "CSwiftRuntime"),
         // The runtime: model, object graph, queries, coordination, stores.
-        .target(name: "OpenCoreDataRuntime", dependencies: ["CSQLite", "CZlib"]),
+        .target(name: "OpenCoreDataRuntime", dependencies: ["CSQLite", "CZlib", "CSwiftRuntime"]),
         .macro(
             name: "OpenCoreDataMacros",
             dependencies: [

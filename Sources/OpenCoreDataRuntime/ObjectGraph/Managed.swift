@@ -96,8 +96,8 @@ extension Managed where Self: NSManagedObject {
     /// skipped so that no store round trip happens.
     public static func materializedObject(in context: NSManagedObjectContext, matching predicate: NSPredicate) -> Self? {
         // Walks the registry itself: `registeredObjects` would build a Set of every object first.
-        for entry in context.registry.values {
-            guard let result = entry.object as? Self, !result.isFault else { continue }
+        for object in context.registry.liveObjects() {
+            guard let result = object as? Self, !result.isFault else { continue }
             if predicate.evaluate(with: result) { return result }
         }
         return nil

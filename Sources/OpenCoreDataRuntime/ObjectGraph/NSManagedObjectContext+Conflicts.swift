@@ -197,7 +197,7 @@ extension NSManagedObjectContext {
                 request.predicate = ConstraintLookupPredicate(constraint.names, slice.map(\.values))
                 let ids = try coordinator.execute(request, with: self) as? [Any] ?? []
                 for case let id as NSManagedObjectID in ids {
-                    if let registered = registry[id]?.object,
+                    if let registered = registry.object(for: id),
                        members[constraint]?.contains(ObjectIdentifier(registered)) == true || registered._isDeleted { continue }
                     guard let node = try? coordinator.newValues(for: id, context: self),
                           let values = Self._constraintValues(constraint.names, layout: id.entity.layout, values: node.slotValues)

@@ -43,7 +43,7 @@ extension NSManagedObjectContext {
             guard object._isDeleted, object._context === self, done.insert(ObjectIdentifier(object)).inserted else { continue }
             _applyDeleteRules(to: object, neverSaved: neverSaved)
             if neverSaved, object._isDeleted {
-                registry[object.objectID] = nil
+                registry.remove(object.objectID)
                 object._context = nil
             }
         }
@@ -54,7 +54,7 @@ extension NSManagedObjectContext {
     /// the context with the other inserted objects; saved ones are restored by the rollback itself.
     package func _discardPendingDeletes() {
         for (object, neverSaved) in _pendingDeletes where neverSaved && object._isDeleted && object._context === self {
-            registry[object.objectID] = nil
+            registry.remove(object.objectID)
             object._isDeleted = false
             object._context = nil
         }

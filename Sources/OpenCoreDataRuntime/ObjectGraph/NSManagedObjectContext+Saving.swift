@@ -65,7 +65,7 @@ extension NSManagedObjectContext {
             object._changedSlots.removeAll()
         }
         for object in deletedNow {
-            registry[object.objectID] = nil
+            registry.remove(object.objectID)
             object._context = nil
         }
         inserted.removeAll()

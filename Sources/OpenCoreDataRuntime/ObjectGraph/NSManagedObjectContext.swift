@@ -65,12 +65,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID: weak unless the object has changes (then also in a change set).
-    // The change sets and the registry are used on the context's queue only and never by two
-    // overlapping accesses: they opt out of run-time exclusivity checks (see NSManagedObject).
-    @exclusivity(unchecked) package var registry = ObjectRegistry()
-    @exclusivity(unchecked) private var registrySweepThreshold = 1024
-    /// Nesting depth of `_registeringResults` blocks, during which the registry is not swept.
-    @exclusivity(unchecked) private var registrySweepDeferrals = 0
+    /// An object leaves it in its `deinit` (see `ObjectRegistry`).
+    package let registry = ObjectRegistry()
+    // The change sets are used on the context's queue only and never by two overlapping accesses:
+    // they opt out of run-time exclusivity checks (see NSManagedObject).
     @exclusivity(unchecked) package var inserted = ObjectTable()
     @exclusivity(unchecked) package var changed = ObjectTable()
     @exclusivity(unchecked) package var deleted = ObjectTable()
@@ -112,13 +110,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var hasChanges: Bool { !inserted.isEmpty || !deleted.isEmpty || changed.values.contains { $0.isUpdated } }
 
     /// The registered object with `objectID`, if any.
-    open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? { registry[objectID]?.object }
+    open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? { registry.object(for: objectID) }
 
     /// The object with `objectID`: the registered instance, or a new fault.
     ///
     /// Related Core Data documentation: [object(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/object(with:))
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
-        if let object = registry[objectID]?.object { return object }
+        if let object = registry.object(for: objectID) { return object }
         let object = NSManagedObject.makeFault(class: objectID.entity.layout.managedObjectClass, objectID: objectID, context: self)
         register(object)
         return object
@@ -128,7 +126,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [existingObject(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/existingobject(with:))
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
-        if let object = registry[objectID]?.object, !object.isFault { return object }
+        if let object = registry.object(for: objectID), !object.isFault { return object }
         if objectID.isTemporaryID {
             throw OpenCoreDataError(.managedObjectReferentialIntegrity, "no object with this temporary ID is registered", entityName: objectID.entity.name, objectID: objectID)
         }
@@ -148,40 +146,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `register(_:)` for an object whose `_context` is already this context (a fault just made
     /// for it): storing the weak reference again cost about 80 instructions per fetched row.
     private func _addToRegistry(_ object: NSManagedObject) {
-        registry.register(object, for: object.objectID)
+        registry.register(object)
         if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
-        if registry.count >= registrySweepThreshold, registrySweepDeferrals == 0 { sweepRegistry() }
     }
 
-    /// Runs `body`, which registers objects it keeps alive until it returns (a fetch's results),
-    /// without sweeping the registry meanwhile: a sweep each time the registry doubled walked
-    /// every entry again and found none of those objects gone (log₂ N sweeps, about 2N entries
-    /// walked for N rows, callgrind case 2). At the end the registry is swept only if the entries
-    /// that were there before (the only ones that can be gone) are at least as many as the new
-    /// ones; otherwise the next sweep waits until it doubles. So dead entries stay fewer than live
-    /// ones, and fetching and dropping results again and again still sweeps.
+    /// Runs `body`, which registers objects it keeps alive until it returns (a fetch's results).
+    ///
+    /// Nothing to do around it any more: objects leave the registry when they deinitialize, so
+    /// it is never swept. Kept as the one place a fetch's registrations pass through.
+    @inline(__always)
     package func _registeringResults<R>(_ body: () throws -> R) rethrows -> R {
-        let before = registry.count
-        registrySweepDeferrals += 1
-        defer {
-            registrySweepDeferrals -= 1
-            if registrySweepDeferrals == 0, registry.count >= registrySweepThreshold {
-                if before >= registry.count - before {
-                    sweepRegistry()
-                } else {
-                    registrySweepThreshold = registry.count * 2
-                }
-            }
-        }
-        return try body()
-    }
-
-    /// Drops registry entries whose objects are gone; runs when the registry doubles.
-    private func sweepRegistry() {
-        // Inserted objects are held by `inserted`, so their entries are alive: when every entry is
-        // one of them (a context filling up with new objects), the walk would find nothing.
-        if registry.count > inserted.count { registry.sweep() }
-        registrySweepThreshold = max(1024, registry.count * 2)
+        try body()
     }
 
     /// The object for a fetched row: the registered instance (filled if it was a fault) or a new one.
@@ -189,7 +164,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Stores call this to hand rows to the context without a second round trip.
     package func _registerFetchedObject(objectID: NSManagedObjectID, values: ContiguousArray<Any?>, version: Int64,
                                         asFault: Bool) -> NSManagedObject {
-        if let object = registry[objectID]?.object {
+        if let object = registry.object(for: objectID) {
             if object._isFault {
                 object._snapshot = values
                 object._version = version
@@ -273,7 +248,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func rollback() {
         _discardPendingDeletes()
         for object in inserted.values {
-            registry[object.objectID] = nil
+            registry.remove(object.objectID)
             object._isInserted = false
             object._context = nil
         }
@@ -293,18 +268,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [reset()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/reset())
     open func reset() {
-        for entry in registry.values {
-            guard let object = entry.object else { continue }
+        // Emptied first, while `objects` holds every live object: an object released after it
+        // left has nothing to remove.
+        let objects = registry.liveObjects()
+        registry.removeAll()
+        for object in objects {
             object._context = nil
             object._turnIntoFaultForReset()
         }
-        registry.removeAll()
         _pendingDeletes.removeAll()
         inserted.removeAll()
         changed.removeAll()
         deleted.removeAll()
         retained.removeAll()
-        registrySweepThreshold = 1024
     }
 
     /// Updates `object` from its store.
@@ -342,8 +318,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [refreshAllObjects()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refreshallobjects())
     open func refreshAllObjects() {
-        for entry in Array(registry.values) {
-            guard let object = entry.object, !object._isInserted else { continue }
+        for object in registry.liveObjects() {
+            guard !object._isInserted else { continue }
             if object.hasChanges { refresh(object, mergeChanges: true) } else { object._turnIntoFault() }
         }
     }

@@ -4,9 +4,9 @@ import OpenCoreDataTestSupport
 @testable import OpenCoreDataRuntime
 import Testing
 
-/// A fetch registers its rows without sweeping the context's registry meanwhile (its objects are
-/// alive); the registry still drops the entries of objects the app let go, so fetching and dropping
-/// results again and again keeps it bounded. (Internal bookkeeping: Apple documents none of it.)
+/// The registry drops the entries of objects the app let go (each leaves it in its `deinit`), so
+/// fetching and dropping results again and again keeps it bounded, and uniquing holds for the objects
+/// kept. (Internal bookkeeping: Apple documents none of it.)
 @Suite("Registry sweeps around fetches")
 struct RegistrySweepTests {
     @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])

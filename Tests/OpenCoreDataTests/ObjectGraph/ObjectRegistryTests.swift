@@ -1,0 +1,223 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataTestSupport
+@testable import OpenCoreDataRuntime
+import Testing
+
+/// The context's registry holds its objects weakly without Swift weak references: each object
+/// leaves it from its `deinit`. Apple documents the semantics checked here (`registeredObjects`,
+/// `object(with:)` returning the one instance per ID, unchanged objects not kept alive when
+/// `retainsRegisteredObjects` is off); the registry's entry count is internal bookkeeping.
+@Suite("Object registry without weak references")
+struct ObjectRegistryTests {
+    static let storeTypes = [NSSQLiteStoreType, NSInMemoryStoreType]
+
+    /// A store with `count` saved `Item`s (uid 0..<count).
+    private func seededStore(_ storeType: String, count: Int) throws -> TestStore {
+        let store = try TestStore(storeType, model: TestModels.graph())
+        let seeding = store.newContext()
+        for uid in 0..<count { insertObject("Item", ["uid": Int64(uid)], into: seeding) }
+        try seeding.save()
+        return store
+    }
+
+    private func items(_ context: NSManagedObjectContext) throws -> [NSManagedObject] {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        request.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: true)]
+        return try context.fetch(request)
+    }
+
+    @Test(arguments: storeTypes)
+    func anUnchangedObjectTheAppDropsLeavesTheRegistryAndIsFreed(storeType: String) throws {
+        let store = try seededStore(storeType, count: 3)
+        let context = store.newContext()
+        weak var dropped: NSManagedObject?
+        var droppedID: NSManagedObjectID?
+        var kept: [NSManagedObject] = []
+        do {
+            let fetched = try items(context)
+            #expect(fetched.count == 3)
+            dropped = fetched[0]
+            droppedID = fetched[0].objectID
+            kept = Array(fetched[1...])
+            #expect(context.registeredObjects.count == 3)
+        }
+        #expect(dropped == nil, "freed once the app let go")
+        #expect(context.registeredObjects.count == 2)
+        #expect(context.registeredObject(for: droppedID!) == nil)
+        #expect(context.registry.count == 2, "its entry left with it, no sweep needed")
+        // Asking again makes a new instance (a fault) for the row.
+        let again = context.object(with: droppedID!)
+        #expect(again.objectID == droppedID && again.isFault)
+        #expect(context.registeredObjects.count == 3)
+        withExtendedLifetime((kept, store)) {}
+    }
+
+    @Test(arguments: storeTypes)
+    func aChangedObjectStaysRegisteredUntilSaved(storeType: String) throws {
+        let store = try seededStore(storeType, count: 2)
+        let context = store.newContext()
+        weak var changed: NSManagedObject?
+        weak var inserted: NSManagedObject?
+        do {
+            let fetched = try items(context)
+            fetched[0].setValue(Int32(42), forKey: "value")
+            changed = fetched[0]
+            inserted = insertObject("Item", ["uid": Int64(99)], into: context)
+        }
+        #expect(changed != nil && inserted != nil, "the change sets keep them")
+        #expect(context.registeredObjects.count == 2)
+        #expect(context.registeredObject(for: changed!.objectID) === changed)
+        let temporaryID = inserted!.objectID
+        #expect(context.registeredObject(for: temporaryID) === inserted)
+        try context.save()
+        // After the save nothing holds them: they leave, under their new (permanent) IDs too.
+        #expect(changed == nil && inserted == nil)
+        #expect(context.registeredObjects.isEmpty && context.registry.count == 0)
+        #expect(context.registeredObject(for: temporaryID) == nil)
+        let values = try items(context).map { $0.value(forKey: "value") as? Int32 }
+        #expect(values == [42, nil, nil])
+        withExtendedLifetime(store) {}
+    }
+
+    @Test(arguments: storeTypes)
+    func aSavedObjectIsFoundUnderItsPermanentID(storeType: String) throws {
+        let store = try seededStore(storeType, count: 0)
+        let context = store.newContext()
+        let object = insertObject("Item", ["uid": Int64(7)], into: context)
+        let temporaryID = object.objectID
+        try context.save()
+        #expect(!object.objectID.isTemporaryID)
+        #expect(context.registeredObject(for: object.objectID) === object)
+        #expect(context.object(with: object.objectID) === object)
+        #expect(context.registeredObject(for: temporaryID) == nil)
+        #expect(try items(context).first === object)
+        withExtendedLifetime(store) {}
+    }
+
+    /// An object of no context given a permanent ID through a context does not join its registry
+    /// (it could not leave it when freed). Apple's behaviour for such an object is not documented.
+    @Test(arguments: storeTypes)
+    func permanentIDsForAnObjectOfNoContextLeaveTheRegistryAlone(storeType: String) throws {
+        let store = try seededStore(storeType, count: 0)
+        let context = store.newContext()
+        weak var loose: NSManagedObject?
+        do {
+            let object = NSManagedObject(entity: store.model.entitiesByName["Item"]!, insertInto: nil)
+            loose = object
+            try context.obtainPermanentIDs(for: [object])
+            #expect(!object.objectID.isTemporaryID)
+            #expect(context.registeredObject(for: object.objectID) == nil)
+        }
+        #expect(loose == nil)
+        #expect(context.registeredObjects.isEmpty && context.registry.count == 0)
+        withExtendedLifetime(store) {}
+    }
+
+    @Test(arguments: storeTypes)
+    func uniquingGivesTheSameInstanceWhileTheAppHoldsIt(storeType: String) throws {
+        let store = try seededStore(storeType, count: 4)
+        let context = store.newContext()
+        let first = try items(context)
+        let second = try items(context)
+        #expect(zip(first, second).allSatisfy { $0 === $1 })
+        for object in first {
+            #expect(context.object(with: object.objectID) === object)
+            #expect(context.registeredObject(for: object.objectID) === object)
+            #expect(try context.existingObject(with: object.objectID) === object)
+        }
+        #expect(context.registeredObjects == Set(first))
+        withExtendedLifetime(store) {}
+    }
+
+    @Test(arguments: storeTypes)
+    func retainsRegisteredObjectsKeepsThemAlive(storeType: String) throws {
+        let store = try seededStore(storeType, count: 3)
+        let context = store.newContext()
+        context.retainsRegisteredObjects = true
+        weak var object: NSManagedObject?
+        do { object = try items(context).first }
+        #expect(object != nil, "held by the context")
+        #expect(context.registeredObjects.count == 3)
+        context.reset()
+        #expect(object == nil, "reset lets go of them")
+        #expect(context.registeredObjects.isEmpty && context.registry.count == 0)
+        withExtendedLifetime(store) {}
+    }
+
+    @Test(arguments: storeTypes)
+    func resetForgetsObjectsTheAppStillHolds(storeType: String) throws {
+        let store = try seededStore(storeType, count: 3)
+        let context = store.newContext()
+        var held = try items(context)
+        weak let first = held.first
+        context.reset()
+        #expect(context.registeredObjects.isEmpty && context.registry.count == 0)
+        #expect(held.allSatisfy { $0.managedObjectContext == nil })
+        held = []
+        #expect(first == nil)
+        // The rows come back as new instances.
+        #expect(try items(context).count == 3)
+        withExtendedLifetime(store) {}
+    }
+
+    @Test(arguments: storeTypes)
+    func objectsOutliveTheirContextSafely(storeType: String) throws {
+        let store = try seededStore(storeType, count: 3)
+        var context: NSManagedObjectContext? = store.newContext()
+        weak let weakContext = context
+        weak var lastOne: NSManagedObject?
+        do {
+            let fetched = try items(context!)
+            lastOne = fetched.last
+            let changed = fetched[0]
+            changed.setValue(Int32(5), forKey: "value")
+            context = nil
+            #expect(weakContext == nil, "the objects do not keep their context alive")
+            #expect(fetched.allSatisfy { $0.managedObjectContext == nil })
+            #expect(changed.value(forKey: "value") as? Int32 == 5)
+        }
+        // `fetched` was released: each object's deinit found no context and did nothing.
+        #expect(lastOne == nil)
+        withExtendedLifetime(store) {}
+    }
+
+    /// The last release of an object on another thread (a confinement violation) while the
+    /// context's own thread looks its ID up: the lookup gets the same instance, or (once the object
+    /// is deinitializing) a new fault, never a freed object. `OCD_STRESS` runs many more rounds.
+    @Test(arguments: storeTypes)
+    func anObjectReleasedOnAnotherThreadWhileTheContextLooksItUp(storeType: String) throws {
+        let store = try seededStore(storeType, count: 8)
+        let context = store.newContext()
+        let ids = try items(context).map(\.objectID)
+        let rounds = ProcessInfo.processInfo.environment["OCD_STRESS"] != nil ? 200_000 : 3_000
+        var mismatches = 0
+        for round in 0..<rounds {
+            let id = ids[round % ids.count]
+            let box = ReleaseBox(context.object(with: id))
+            let released = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                box.object = nil  // usually the last reference: the object deinitializes on this thread
+                released.signal()
+            }
+            var lookups = 0
+            repeat {
+                let found = context.object(with: id)
+                if found.objectID != id || context.registeredObject(for: id) !== found { mismatches += 1 }
+                if lookups % 8 == 0, !context.registeredObjects.contains(found) { mismatches += 1 }
+                lookups += 1
+            } while released.wait(timeout: .now()) == .timedOut
+        }
+        #expect(mismatches == 0)
+        #expect(context.registry.count <= ids.count)
+        withExtendedLifetime(store) {}
+    }
+}
+
+/// Hands the only strong reference to an object to another thread.
+///
+/// `@unchecked Sendable` invariant: the test thread stops using `object` once it is boxed.
+private final class ReleaseBox: @unchecked Sendable {
+    var object: NSManagedObject?
+    init(_ object: NSManagedObject) { self.object = object }
+}
