@@ -60,9 +60,9 @@ extension NSManagedObjectContext {
     /// object boxed as `NSManagedObject` whose class is exactly `exactClass` (`results` is left
     /// holding `()`s); else `nil`, with `results` untouched.
     ///
-    /// The references change hands without a retain and a release: the registry's weak reference
-    /// gave every object a side table that holds its reference count, so each retain or release
-    /// of a fresh object is a cache miss in a large fetch (`perf`, case 2 at N = 100,000).
+    /// The references change hands without a retain and a release: each is a write to the object's
+    /// header, a cache miss per row in a large fetch (`perf`, case 2 at N = 100,000; when the
+    /// registry held objects weakly, a miss in each object's side table).
     private static func takeObjects(from results: inout [Any], ofExactClass exactClass: AnyClass) -> [NSManagedObject]? {
         let classMetadata = unsafeBitCast(exactClass, to: UnsafeRawPointer.self)
         // First a check that reads the containers and the objects' class words only.
