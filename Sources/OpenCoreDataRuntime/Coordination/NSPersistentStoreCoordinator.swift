@@ -285,11 +285,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw OpenCoreDataError(.coreDataError, "the fetch request has no entity", entityName: request.entityName)
         }
         let targets = request.affectedStores?.compactMap { $0 as? NSIncrementalStore } ?? stores(for: entity)
-        if targets.count == 1 { return try context._registeringResults { try targets[0].execute(request, with: context) } }
+        if targets.count == 1 { return try targets[0].execute(request, with: context) }
         var combined: [Any] = []
         var total = 0
         for store in targets {
-            let result = try context._registeringResults { try store.execute(request, with: context) } as? [Any] ?? []
+            let result = try store.execute(request, with: context) as? [Any] ?? []
             if request.resultType == .countResultType {
                 total += result.first.flatMap { ValueConversion.int64($0) }.map(Int.init) ?? 0
             } else {

@@ -74,17 +74,15 @@ extension NSManagedObjectContext {
         let loader = FetchBatchLoader(context: self, entity: entity, ids: ids, batchSize: batchSize)
         var results: [NSManagedObject] = []
         results.reserveCapacity(ids.count)
-        // One fault per row, all kept by `results`: registered without sweeps, in a registry
-        // grown once rather than rehashed as it doubles.
+        // One fault per row, all kept by `results`, in a registry grown once rather than rehashed
+        // as it doubles.
         registry.reserveCapacity(registry.count + ids.count)
-        _registeringResults {
-            var batch: FetchBatch?
-            for (index, id) in ids.enumerated() {
-                if index % batchSize == 0 { batch = FetchBatch(loader: loader, index: index / batchSize) }
-                let object = self.object(with: id)
-                if object._isFault, object._snapshot == nil { object._fetchBatch = batch }
-                results.append(object)
-            }
+        var batch: FetchBatch?
+        for (index, id) in ids.enumerated() {
+            if index % batchSize == 0 { batch = FetchBatch(loader: loader, index: index / batchSize) }
+            let object = self.object(with: id)
+            if object._isFault, object._snapshot == nil { object._fetchBatch = batch }
+            results.append(object)
         }
         return results
     }

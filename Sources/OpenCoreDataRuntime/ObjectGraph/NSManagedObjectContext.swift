@@ -150,15 +150,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
     }
 
-    /// Runs `body`, which registers objects it keeps alive until it returns (a fetch's results).
-    ///
-    /// Nothing to do around it any more: objects leave the registry when they deinitialize, so
-    /// it is never swept. Kept as the one place a fetch's registrations pass through.
-    @inline(__always)
-    package func _registeringResults<R>(_ body: () throws -> R) rethrows -> R {
-        try body()
-    }
-
     /// The object for a fetched row: the registered instance (filled if it was a fault) or a new one.
     ///
     /// Stores call this to hand rows to the context without a second round trip.

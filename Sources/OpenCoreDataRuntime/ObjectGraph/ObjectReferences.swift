@@ -11,7 +11,7 @@ import Foundation
 package struct ObjectReferences {
     private struct Kind {
         let entity: NSEntityDescription
-        let store: NSPersistentStore?
+        let store: NSPersistentStore
         let root: ObjectIdentifier
     }
 
@@ -27,12 +27,28 @@ package struct ObjectReferences {
 
     /// The references of a store's answer to an ID fetch: references it built, or its IDs.
     package init(gathering results: [Any]) {
+        if results.count == 1, let references = results[0] as? ObjectReferences {
+            self = references  // one store's answer, as it is
+            return
+        }
         for result in results {
             if let references = result as? ObjectReferences {
-                for index in 0..<references.count { append(references.objectID(at: index)) }
+                append(contentsOf: references)
             } else if let id = result as? NSManagedObjectID {
                 append(id)
             }
+        }
+    }
+
+    /// Adds the rows of `other`, without making their IDs when both keep primary keys.
+    private mutating func append(contentsOf other: ObjectReferences) {
+        guard ids == nil, other.ids == nil else {
+            for index in 0..<other.count { append(other.objectID(at: index)) }
+            return
+        }
+        for index in 0..<other.keys.count {
+            let kind = other.kinds[other.kindIndexes.isEmpty ? 0 : Int(other.kindIndexes[index])]
+            append(entity: kind.entity, store: kind.store, key: other.keys[index])
         }
     }
 

@@ -151,6 +151,15 @@ struct BatchedFetchResultsTests {
         let references = ObjectReferences(gathering: mixed)
         #expect((0..<references.count).map(references.objectID(at:)) == mixed)
 
+        // Two stores' answers (references, and IDs) gathered in order, as the coordinator combines them.
+        var first = ObjectReferences()
+        first.append(items[0])
+        first.append(tags[0])
+        var second = ObjectReferences()
+        second.append(items[1])
+        let gathered = ObjectReferences(gathering: [first, second, items[2]])
+        #expect((0..<gathered.count).map(gathered.objectID(at:)) == mixed)
+
         // A reference that is not a primary key (a custom store's): every ID is kept as it is.
         let custom = NSManagedObjectID(
             entity: items[0].entity, store: items[0].persistentStore, reference: .string("custom"))
