@@ -135,7 +135,7 @@ extension NSManagedObjectContext {
         try performAndWait { () throws(any Error) -> BatchedFetchResults<T> in
             let erased = try prepared(request)
             guard let entity = _batchingEntity(erased), Self.allInstances(of: entity, are: T.self) else {
-                let all = try fetch(request).map { $0 as NSManagedObject }
+                let all: [NSManagedObject] = try fetch(request)  // an upcast of the array, not a copy
                 return BatchedFetchResults(storage: .init(context: self, all: all))
             }
             let identities = Self._identityRequest(for: erased, entity: entity)

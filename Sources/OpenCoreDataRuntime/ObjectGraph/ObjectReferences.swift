@@ -5,7 +5,7 @@ import Foundation
 /// these for its whole result (8 bytes a row for a one-entity result, where 1,000,000 IDs took about
 /// 80 MB), and makes the IDs of one batch at a time.
 ///
-/// A store that can answers an ID fetch whose request asks for ``NSFetchRequest/_wantsObjectReferences``
+/// A store that can answer an ID fetch whose request asks for ``NSFetchRequest/_wantsObjectReferences``
 /// with a one-element array holding one of these; any other answer (an array of IDs) is read by
 /// ``init(gathering:)`` as well, so the context never depends on which store ran the fetch.
 package struct ObjectReferences {
