@@ -34,9 +34,15 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     /// The store's identity, or the ID class's for a temporary ID (no store): not optional, which
     /// keeps an ID in a smaller allocation (one per row of a large fetch).
     private let storeKey: ObjectIdentifier
-    private let cachedHash: Int
-    /// `hash` without the dynamic dispatch, for the context's registry.
-    package var _cachedHash: Int { cachedHash }
+    /// The identity of `entity.rootEntity`: IDs of one root and store share a key space.
+    ///
+    /// Kept instead of a cached hash (same size): the context's registry files an object under its
+    /// store, root and key, and ``hash`` is one multiply for the keys our stores use.
+    private let root: ObjectIdentifier
+    /// The store's identity (the ID class's for a temporary ID), for the context's registry.
+    package var _storeKey: ObjectIdentifier { storeKey }
+    /// The root entity's identity, for the context's registry.
+    package var _root: ObjectIdentifier { root }
 
     private static let temporaryCounter = Atomic<UInt64>(0)
     private static let temporaryPrefix = UUID().uuidString
@@ -49,24 +55,27 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
         self.persistentStore = store
         self.reference = reference
         self.storeKey = store.map(ObjectIdentifier.init) ?? ObjectIdentifier(NSManagedObjectID.self)
-        cachedHash = Self.hash(root: root ?? ObjectIdentifier(entity.rootEntity), reference: reference)
+        self.root = root ?? ObjectIdentifier(entity.rootEntity)
         super.init()
     }
 
-    /// The hash of an ID: for a primary key (every row of a fetch makes one) the key and the root
-    /// entity folded by one full-width multiply, as wyhash mixes (a `Hasher` round cost about 250
-    /// instructions per row, callgrind case 2); a `Hasher` for the other references.
+    /// The hash of an ID: for a primary key (every row of a fetch makes one) or a temporary ID's
+    /// number, the number and the root entity folded by one full-width multiply, as wyhash mixes
+    /// (a `Hasher` round cost about 250 instructions per row, callgrind case 2); a `Hasher` for
+    /// the other references.
     private static func hash(root: ObjectIdentifier, reference: Reference) -> Int {
-        if case .int64(let pk) = reference {
-            let a = UInt64(bitPattern: pk) ^ 0xA076_1D64_78BD_642F
-            let b = UInt64(UInt(bitPattern: root)) ^ 0xE703_7ED1_A0B4_28DB
-            let product = a.multipliedFullWidth(by: b)
-            return Int(bitPattern: UInt(product.high ^ product.low))
+        let number: UInt64
+        switch reference {
+        case .int64(let pk): number = UInt64(bitPattern: pk) ^ 0xA076_1D64_78BD_642F
+        case .temporary(let n): number = n ^ 0x8EBC_6AF0_9C88_C6E3
+        case .string, .other:
+            var hasher = Hasher()
+            hasher.combine(root)
+            hasher.combine(reference)
+            return hasher.finalize()
         }
-        var hasher = Hasher()
-        hasher.combine(root)
-        hasher.combine(reference)
-        return hasher.finalize()
+        let product = number.multipliedFullWidth(by: UInt64(UInt(bitPattern: root)) ^ 0xE703_7ED1_A0B4_28DB)
+        return Int(bitPattern: UInt(product.high ^ product.low))
     }
 
     package static func makeTemporary(for entity: NSEntityDescription) -> NSManagedObjectID {
@@ -115,7 +124,7 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
         }
     }
 
-    public override var hash: Int { cachedHash }
+    public override var hash: Int { Self.hash(root: root, reference: reference) }
 
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSManagedObjectID else { return false }
@@ -126,8 +135,7 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     @inline(__always)
     package func _isSameID(as other: NSManagedObjectID) -> Bool {
         if other === self { return true }
-        return other.cachedHash == cachedHash && other.reference == reference && other.storeKey == storeKey
-            && other.entity.rootEntity === entity.rootEntity
+        return other.root == root && other.storeKey == storeKey && other.reference == reference
     }
 
     public override var description: String { "<\(uriRepresentation().absoluteString)>" }

@@ -18,42 +18,96 @@ import Foundation
 /// lock). Inside the lock no managed object may be released (its `deinit` would take the lock
 /// again): whatever an operation lets go of is handed back and released after the lock.
 ///
-/// Keys compare object IDs directly: `NSManagedObjectID` as a dictionary key would go through
-/// `NSObject`'s `isEqual(_: Any?)`, a dynamic cast per probe, on every fetch and insert.
+/// Layout: an object's entry is filed by its ID's store, root entity and key. Our stores' keys are
+/// integers (`Z_PK`, and a temporary ID's number), handed out in sequence, and fetches, saves and
+/// releases mostly go through them in order. So consecutive keys share a page of
+/// ``ObjectRegistry/pageSize`` slots, found through a small dictionary of pages (the last page used
+/// is remembered): going through 100,000 objects in key order touches each page's memory once.
+/// A dictionary of all IDs put each object at a random place in a table of several megabytes, a
+/// cache miss on every lookup, registration and `deinit` (`perf`, case 2 at N = 100,000: a fifth
+/// of the wall time went to the dictionary's `find`). Other references (strings, the
+/// `NSIncrementalStore` reference objects) keep one dictionary.
 ///
 package struct ObjectRegistry {
-    private struct Key: Hashable {
-        /// Not retained: an entry's ID is its object's `objectID`, which the object holds for as
-        /// long as the entry exists (it leaves the table before it lets go of its ID, and a new
-        /// ID replaces its key first, `changeKey`); a key made for a lookup is used while the
-        /// caller holds the ID. A retain and release per table operation saved.
-        unowned(unsafe) let id: NSManagedObjectID
-        /// The ID's cached hash, kept beside it in the table: probing compares it first, and
-        /// rehashing on growth reads it, without following the reference into each ID object
-        /// (a cache miss per probed entry: `perf` on case 2 at N = 100,000 put a tenth of the
-        /// wall time in the registry's `find` and resize).
-        let hash: Int
-        init(id: NSManagedObjectID) {
-            self.id = id
-            hash = id._cachedHash
+    /// Slots per page: a page costs 256 bytes, and at worst (keys more than a page apart) that is
+    /// its one object's overhead.
+    static let pageSize = 32
+    private static let pageShift = 5
+
+    /// A page: one store's, one root entity's, keys `number * pageSize ..< (number + 1) * pageSize`.
+    private struct PageKey: Hashable {
+        let store: ObjectIdentifier
+        let root: ObjectIdentifier
+        let number: Int64
+        /// Temporary IDs' numbers are a separate key space.
+        let temporary: Bool
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(store)
+            hasher.combine(root)
+            hasher.combine(number)
+            hasher.combine(temporary)
         }
-        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
-        /// What `Dictionary` asks for: the ID's hash (already a well-mixed `Hasher` result, made once
-        /// per ID) folded with the table's seed by one full-width multiply, instead of a `Hasher`
-        /// round per probe and per rehash (about 900 instructions per registered row, callgrind
-        /// case 2). The multiply's high half depends on every bit, so tables of different sizes
-        /// and seeds still order keys independently.
+        /// What `Dictionary` asks for: the fields folded with the table's seed by one full-width
+        /// multiply (the high half depends on every bit), instead of a `Hasher` round per probe.
         func _rawHashValue(seed: Int) -> Int {
-            let product = UInt64(bitPattern: Int64(hash ^ seed)).multipliedFullWidth(by: 0x9E37_79B9_7F4A_7C15)
+            var fields: UInt64 = UInt64(bitPattern: number) &* 0x9E37_79B9_7F4A_7C15
+            fields ^= UInt64(UInt(bitPattern: root))
+            fields ^= UInt64(UInt(bitPattern: store)) &* 0xC2B2_AE3D_27D4_EB4F
+            fields ^= UInt64(UInt(bitPattern: seed))
+            if temporary { fields ^= 0xA076_1D64_78BD_642F }
+            let product = fields.multipliedFullWidth(by: 0xE703_7ED1_A0B4_28DB)
             return Int(bitPattern: UInt(product.high ^ product.low))
         }
-        static func == (lhs: Key, rhs: Key) -> Bool { lhs.hash == rhs.hash && lhs.id._isSameID(as: rhs.id) }
+    }
+
+    /// An ID whose reference is not an integer.
+    private struct OtherKey: Hashable {
+        let store: ObjectIdentifier
+        let root: ObjectIdentifier
+        let reference: NSManagedObjectID.Reference
+    }
+
+    /// Where an ID's entry is.
+    private enum Location {
+        case page(PageKey, slot: Int)
+        case other(OtherKey)
+
+        init(_ id: NSManagedObjectID) {
+            switch id.reference {
+            case .int64(let key):
+                self = .page(PageKey(store: id._storeKey, root: id._root, number: key >> pageShift, temporary: false),
+                             slot: Int(key & Int64(pageSize - 1)))
+            case .temporary(let n):
+                self = .page(PageKey(store: id._storeKey, root: id._root, number: Int64(n >> UInt64(pageShift)), temporary: true),
+                             slot: Int(n & UInt64(pageSize - 1)))
+            case .string, .other:
+                self = .other(OtherKey(store: id._storeKey, root: id._root, reference: id.reference))
+            }
+        }
+    }
+
+    /// `pageSize` unretained object pointers, and how many are set.
+    private final class Page {
+        let slots = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: pageSize)
+        var live = 0
+        init() { slots.initialize(repeating: nil, count: pageSize) }
+        deinit { slots.deallocate() }
     }
 
     /// What the lock guards.
     private struct Table {
         /// Registered objects, unretained; an object removes its own entry when it deinitializes.
-        var entries: [Key: Unmanaged<NSManagedObject>] = [:]
+        var pages: [PageKey: Page] = [:]
+        var others: [OtherKey: UnsafeMutableRawPointer] = [:]
+        /// How many entries there are.
+        var count = 0
+        /// The page used last, found without a dictionary probe.
+        var lastKey: PageKey?
+        var lastPage: Page?
+        /// An emptied page, reused by the next new one (one object registered and released in turn,
+        /// as a loop of lookups does, would otherwise allocate a page every time).
+        var spare: Page?
         /// `registeredObjects` as last built during the current event (a `perform` block), kept up
         /// to date as objects come and go, so that code asking for it in a loop (seed 004's
         /// `materializedObject`) does not rebuild a set of every object each time. It holds its
@@ -62,15 +116,57 @@ package struct ObjectRegistry {
         /// Nesting depth of `perform`/`performAndWait` blocks; the set is kept only inside one.
         var eventDepth = 0
 
-        /// Points `key` (whose ID is `object`'s) at `object`; returns what must be released after the lock.
-        mutating func store(_ object: NSManagedObject, at key: Key) -> Released {
-            let new = Unmanaged.passUnretained(object)
-            let old = entries.updateValue(new, forKey: key)
-            if old != nil {
-                // The table kept the key it had, whose ID the replaced object holds: this object's goes in.
-                entries.removeValue(forKey: key)
-                entries[key] = new
+        private mutating func page(_ key: PageKey, create: Bool) -> Page? {
+            if let lastPage, lastKey == key { return lastPage }
+            if let found = pages[key] {
+                lastKey = key
+                lastPage = found
+                return found
             }
+            guard create else { return nil }
+            let made = spare ?? Page()
+            spare = nil
+            pages[key] = made
+            lastKey = key
+            lastPage = made
+            return made
+        }
+
+        /// The pointer filed at `location`.
+        mutating func entry(at location: Location) -> UnsafeMutableRawPointer? {
+            switch location {
+            case .page(let key, let slot): page(key, create: false)?.slots[slot]
+            case .other(let key): others[key]
+            }
+        }
+
+        /// Files `new` at `location` (`nil` clears it); returns what was there.
+        mutating func replace(at location: Location, with new: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+            let old: UnsafeMutableRawPointer?
+            switch location {
+            case .page(let key, let slot):
+                guard let page = page(key, create: new != nil) else { return nil }
+                old = page.slots[slot]
+                page.slots[slot] = new
+                let change = (new == nil ? 0 : 1) - (old == nil ? 0 : 1)
+                page.live += change
+                count += change
+                if page.live == 0 {
+                    pages.removeValue(forKey: key)
+                    lastKey = nil
+                    lastPage = nil
+                    spare = page
+                }
+            case .other(let key):
+                if let new { old = others.updateValue(new, forKey: key) } else { old = others.removeValue(forKey: key) }
+                count += (new == nil ? 0 : 1) - (old == nil ? 0 : 1)
+            }
+            return old
+        }
+
+        /// Files `object` at `location`; returns what must be released after the lock.
+        mutating func store(_ object: NSManagedObject, at location: Location) -> Released {
+            let old = replace(at: location, with: Unmanaged.passUnretained(object).toOpaque())
             guard setDuringEvent != nil else { return (nil, nil) }
             setDuringEvent!.insert(object)
             return old.map { forgetInSet($0, except: object) } ?? (nil, nil)
@@ -78,11 +174,27 @@ package struct ObjectRegistry {
 
         /// Takes the object at `pointer` (unless it is `object`, or deinitializing) out of
         /// `setDuringEvent`; returns the references to release after the lock.
-        mutating func forgetInSet(_ pointer: Unmanaged<NSManagedObject>, except object: NSManagedObject?) -> Released {
-            guard setDuringEvent != nil, object.map({ pointer.toOpaque() == Unmanaged.passUnretained($0).toOpaque() }) != true,
+        mutating func forgetInSet(_ pointer: UnsafeMutableRawPointer, except object: NSManagedObject?) -> Released {
+            guard setDuringEvent != nil, object.map({ pointer == Unmanaged.passUnretained($0).toOpaque() }) != true,
                 let other = strongReference(pointer)
             else { return (nil, nil) }
             return (other, setDuringEvent!.remove(other))
+        }
+
+        /// Every entry's pointer.
+        func forEachPointer(_ body: (UnsafeMutableRawPointer) -> Void) {
+            for page in pages.values {
+                for slot in 0..<pageSize { if let pointer = page.slots[slot] { body(pointer) } }
+            }
+            for pointer in others.values { body(pointer) }
+        }
+
+        mutating func removeAllEntries() {
+            pages.removeAll()
+            others.removeAll()
+            count = 0
+            lastKey = nil
+            lastPage = nil
         }
     }
 
@@ -96,22 +208,22 @@ package struct ObjectRegistry {
 
     /// The registered object with `id`, if it is alive.
     package func object(for id: NSManagedObjectID) -> NSManagedObject? {
-        let key = Key(id: id)
-        return table.withLock { table in table.entries[key].flatMap(strongReference) }
+        let location = Location(id)
+        return table.withLock { table in table.entry(at: location).flatMap(strongReference) }
     }
 
     /// Registers `object` under its object ID, replacing any other object registered under it.
     package func register(_ object: NSManagedObject) {
-        let key = Key(id: object._objectID)
-        let displaced = table.withLock { table in table.store(object, at: key) }
+        let location = Location(object._objectID)
+        let displaced = table.withLock { table in table.store(object, at: location) }
         withExtendedLifetime(displaced) {}  // released here, after the lock
     }
 
     /// Removes the entry for `id`.
     package func remove(_ id: NSManagedObjectID) {
-        let key = Key(id: id)
+        let location = Location(id)
         let released = table.withLock { table in
-            table.entries.removeValue(forKey: key).map { table.forgetInSet($0, except: nil) } ?? (nil, nil)
+            table.replace(at: location, with: nil).map { table.forgetInSet($0, except: nil) } ?? (nil, nil)
         }
         withExtendedLifetime(released) {}
     }
@@ -120,10 +232,10 @@ package struct ObjectRegistry {
     /// object may have been registered under the ID since, when this one was found deinitializing).
     package func removeDeinitializing(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
-        let key = Key(id: object._objectID)
+        let location = Location(object._objectID)
         table.withLock { table in
-            guard let index = table.entries.index(forKey: key), table.entries.values[index].toOpaque() == address else { return }
-            table.entries.remove(at: index)
+            guard table.entry(at: location) == address else { return }
+            _ = table.replace(at: location, with: nil)
         }
     }
 
@@ -131,30 +243,31 @@ package struct ObjectRegistry {
     /// the object's ID right after. An object not registered here (`obtainPermanentIDs(for:)` on
     /// an object of no context) stays out: its `deinit` would not find this table to leave it.
     package func changeKey(of object: NSManagedObject, from old: NSManagedObjectID, to new: NSManagedObjectID) {
-        let oldKey = Key(id: old)
-        let newKey = Key(id: new)
+        let address = Unmanaged.passUnretained(object).toOpaque()
+        let oldLocation = Location(old)
+        let newLocation = Location(new)
         let released = table.withLock { table -> Released in
-            guard let index = table.entries.index(forKey: oldKey),
-                table.entries.values[index].toOpaque() == Unmanaged.passUnretained(object).toOpaque()
-            else { return (nil, nil) }
-            table.entries.remove(at: index)
-            return table.store(object, at: newKey)
+            guard table.entry(at: oldLocation) == address else { return (nil, nil) }
+            _ = table.replace(at: oldLocation, with: nil)
+            return table.store(object, at: newLocation)
         }
         withExtendedLifetime(released) {}
     }
 
     /// How many entries the table holds (objects alive or deinitializing right now).
-    package var count: Int { table.withLock { $0.entries.count } }
+    package var count: Int { table.withLock { $0.count } }
 
     /// Makes room for `capacity` entries at once (a large fetch), instead of rehashing as it grows.
-    package func reserveCapacity(_ capacity: Int) { table.withLock { $0.entries.reserveCapacity(capacity) } }
+    package func reserveCapacity(_ capacity: Int) {
+        table.withLock { $0.pages.reserveCapacity(capacity / Self.pageSize + 1) }
+    }
 
     /// Every registered object that is alive, with a strong reference each.
     package func liveObjects() -> [NSManagedObject] {
         table.withLock { table in
             var result: [NSManagedObject] = []
-            result.reserveCapacity(table.entries.count)
-            for pointer in table.entries.values { if let object = strongReference(pointer) { result.append(object) } }
+            result.reserveCapacity(table.count)
+            table.forEachPointer { if let object = strongReference($0) { result.append(object) } }
             return result
         }
     }
@@ -163,8 +276,8 @@ package struct ObjectRegistry {
     package func objects() -> Set<NSManagedObject> {
         table.withLock { table in
             if let built = table.setDuringEvent { return built }
-            var result = Set<NSManagedObject>(minimumCapacity: table.entries.count)
-            for pointer in table.entries.values { if let object = strongReference(pointer) { result.insert(object) } }
+            var result = Set<NSManagedObject>(minimumCapacity: table.count)
+            table.forEachPointer { if let object = strongReference($0) { result.insert(object) } }
             if table.eventDepth > 0 { table.setDuringEvent = result }
             return result
         }
@@ -185,7 +298,7 @@ package struct ObjectRegistry {
     /// Removes every entry (`reset()`).
     package func removeAll() {
         let released = table.withLock { table -> Set<NSManagedObject>? in
-            table.entries.removeAll()
+            table.removeAllEntries()
             guard let set = table.setDuringEvent else { return nil }
             table.setDuringEvent = []
             return set
@@ -202,8 +315,8 @@ package struct ObjectRegistry {
 /// (`Unmanaged` only retains unconditionally, and `unowned` traps on a deinitializing object), and
 /// Swift reserves `@_silgen_name` on runtime names, so a C header declares it (`CSwiftRuntime`).
 @inline(__always)
-private func strongReference(_ pointer: Unmanaged<NSManagedObject>) -> NSManagedObject? {
-    cswiftruntime_tryRetain(pointer.toOpaque()) ? pointer.takeRetainedValue() : nil
+private func strongReference(_ pointer: UnsafeMutableRawPointer) -> NSManagedObject? {
+    cswiftruntime_tryRetain(pointer) ? Unmanaged<NSManagedObject>.fromOpaque(pointer).takeRetainedValue() : nil
 }
 
 /// A weak reference to a managed object (used by batched fetches).

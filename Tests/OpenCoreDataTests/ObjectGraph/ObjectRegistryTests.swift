@@ -182,6 +182,61 @@ struct ObjectRegistryTests {
         withExtendedLifetime(store) {}
     }
 
+    /// Entries are filed in pages of consecutive keys (`ObjectRegistry.pageSize`): objects spread
+    /// over several pages, released in an order that empties pages, refills them and leaves gaps,
+    /// are each found under their own ID until released, and leave no entry behind.
+    @Test(arguments: storeTypes)
+    func objectsAcrossPagesAreFoundUntilReleased(storeType: String) throws {
+        let count = ObjectRegistry.pageSize * 5 + 7
+        let store = try seededStore(storeType, count: count)
+        let context = store.newContext()
+        var held: [NSManagedObject?] = try items(context)
+        let ids = held.map { $0!.objectID }
+        #expect(context.registry.count == count)
+        // Every third object first, then the first two pages entirely, then the rest backwards.
+        var order = Array(stride(from: 0, to: count, by: 3))
+        order += (0..<(2 * ObjectRegistry.pageSize)).filter { $0 % 3 != 0 }
+        order += (0..<count).reversed().filter { !order.contains($0) }
+        #expect(Set(order).count == count)
+        for (step, index) in order.enumerated() {
+            held[index] = nil
+            #expect(context.registeredObject(for: ids[index]) == nil)
+            if step % 17 == 0 {
+                for (other, object) in held.enumerated() where object != nil {
+                    #expect(context.registeredObject(for: ids[other]) === object)
+                }
+            }
+            if step == count / 2 {
+                // A page emptied above is refilled: new faults for released rows are registered again.
+                let again = context.object(with: ids[0])
+                #expect(again.isFault && context.registeredObject(for: ids[0]) === again)
+                held[0] = again
+            }
+        }
+        #expect(context.registry.count == 1)
+        held[0] = nil
+        #expect(context.registry.count == 0)
+        withExtendedLifetime(store) {}
+    }
+
+    /// IDs whose reference is not an integer (an `NSIncrementalStore`'s strings) are filed apart
+    /// from the pages, and never confused with an integer key of the same entity.
+    @Test
+    func stringReferencesAreFiledApart() throws {
+        let store = try seededStore(NSSQLiteStoreType, count: 1)
+        let context = store.newContext()
+        let entity = try #require(context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Item"])
+        let stringID = NSManagedObjectID(entity: entity, store: nil, reference: .string("1"))
+        let integerID = try #require(try items(context).first?.objectID)
+        let byString = context.object(with: stringID)
+        let byInteger = context.object(with: integerID)
+        #expect(byString !== byInteger)
+        #expect(context.registeredObject(for: stringID) === byString)
+        #expect(context.registeredObject(for: NSManagedObjectID(entity: entity, store: nil, reference: .string("1"))) === byString)
+        #expect(context.registry.count == 2)
+        withExtendedLifetime((byString, byInteger)) {}
+    }
+
     /// The last release of an object on another thread (a confinement violation) while the
     /// context's own thread looks its ID up: the lookup gets the same instance, or (once the object
     /// is deinitializing) a new fault, never a freed object. `OCD_STRESS` runs many more rounds.
