@@ -99,7 +99,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     open var subentities: [NSEntityDescription] {
         get { _subentities }
         set {
-            for old in _subentities where old.superentity === self { old.superentity = nil }
+            for old in _subentities where old.superentity === self { old.superentity = nil; old.invalidateLayout() }
             _subentities = newValue
             for child in newValue { child.superentity = self; child.invalidateLayout() }
             invalidateLayout()
@@ -222,6 +222,9 @@ package final class EntityLayout: @unchecked Sendable {
     /// The values a new object starts with (defaults; empty to-many lists), computed once and shared
     /// copy-on-write by every new object and fault.
     package let initialValues: ContiguousArray<Any?>
+    /// The identity of the entity's root entity (the one whose primary keys it shares), found once:
+    /// walking up the weak `superentity` links costs about 450 instructions.
+    package let rootID: ObjectIdentifier
     private let classCache = Locked<NSManagedObject.Type?>(nil)
     /// The cached class's metadata pointer once it is settled (0 before): read without the lock on
     /// every object created and every fault made.
@@ -270,6 +273,7 @@ package final class EntityLayout: @unchecked Sendable {
             }
         }
         initialValues = initial
+        rootID = ObjectIdentifier(entity.rootEntity)
         requiredSlots = props.indices.filter { slot in
             let property = props[slot]
             guard !property.isOptional, !property.isTransient else { return false }

@@ -156,14 +156,37 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package func _registerFetchedObject(objectID: NSManagedObjectID, values: ContiguousArray<Any?>, version: Int64,
                                         asFault: Bool) -> NSManagedObject {
         if let object = registry.object(for: objectID) {
-            if object._isFault {
-                object._snapshot = values
-                object._version = version
-                if !asFault { object._fireFault() }
-            }
-            return object
+            return _refetched(object, values: values, version: version, asFault: asFault)
         }
         let object = NSManagedObject.makeFault(class: objectID.entity.layout.managedObjectClass, objectID: objectID, context: self)
+        return _fetchedNew(object, values: values, version: version, asFault: asFault)
+    }
+
+    /// `_registerFetchedObject` for a row whose ID is made only if asked for: `offer` names the row
+    /// (its key set for this row), `root` is its entity's root.
+    package func _registerFetchedRow(_ offer: FaultConstruction.RowOffer, layout: EntityLayout,
+                                     values: ContiguousArray<Any?>, version: Int64, asFault: Bool) -> NSManagedObject {
+        if let object = registry.object(store: offer.store, root: layout.rootID, key: offer.key) {
+            return _refetched(object, values: values, version: version, asFault: asFault)
+        }
+        let object = NSManagedObject.makeFault(class: layout.managedObjectClass, row: offer, context: self)
+        return _fetchedNew(object, values: values, version: version, asFault: asFault)
+    }
+
+    /// A registered object a fetch returned again: filled with the row if it is a fault.
+    private func _refetched(_ object: NSManagedObject, values: ContiguousArray<Any?>, version: Int64,
+                            asFault: Bool) -> NSManagedObject {
+        if object._isFault {
+            object._snapshot = values
+            object._version = version
+            if !asFault { object._fireFault() }
+        }
+        return object
+    }
+
+    /// A fault just made for a fetched row: given the row and registered.
+    private func _fetchedNew(_ object: NSManagedObject, values: ContiguousArray<Any?>, version: Int64,
+                             asFault: Bool) -> NSManagedObject {
         object._snapshot = values
         object._version = version
         _addToRegistry(object)

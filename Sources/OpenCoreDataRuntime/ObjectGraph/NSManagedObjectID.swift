@@ -78,6 +78,17 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
         return Int(bitPattern: UInt(product.high ^ product.low))
     }
 
+    /// An ID for a row of the store `store` identifies (which may be gone: the ID then has no
+    /// store, but stays equal to the IDs made while it was there).
+    package init(entity: NSEntityDescription, store: ObjectIDStore, reference: Reference, root: ObjectIdentifier) {
+        self.entity = entity
+        self.persistentStore = store.store
+        self.reference = reference
+        self.storeKey = store.key
+        self.root = root
+        super.init()
+    }
+
     package static func makeTemporary(for entity: NSEntityDescription) -> NSManagedObjectID {
         let n = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
         return NSManagedObjectID(entity: entity, store: nil, reference: .temporary(n))
@@ -147,4 +158,24 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
 package struct UncheckedHashable: Hashable, @unchecked Sendable {
     package let base: AnyHashable
     package init(_ base: AnyHashable) { self.base = base }
+}
+
+/// A store's side of its objects' IDs: the store (held weakly) and its identity, which IDs and
+/// objects not yet given an ID (``NSManagedObject``'s lazily made IDs) share instead of each
+/// holding a weak reference of their own.
+///
+/// `@unchecked Sendable` invariant: both properties are written once, by the store's initializer,
+/// before the store is used.
+package final class ObjectIDStore: @unchecked Sendable {
+    // Written once before any read (see above): no run-time exclusivity checks, read on every row.
+    @exclusivity(unchecked) package private(set) weak var store: NSPersistentStore?
+    @exclusivity(unchecked) package private(set) var key = ObjectIdentifier(ObjectIDStore.self)
+
+    init() {}
+
+    /// Called once, by `store`'s initializer.
+    func attach(_ store: NSPersistentStore) {
+        self.store = store
+        key = ObjectIdentifier(store)
+    }
 }

@@ -85,6 +85,21 @@ package struct ObjectRegistry {
                 self = .other(OtherKey(store: id._storeKey, root: id._root, reference: id.reference))
             }
         }
+
+        /// Where `object`'s entry is, without making its ID if it has none yet.
+        init(_ object: NSManagedObject) {
+            if let key = object._lazyRowKey, let store = object._rowStore {
+                self.init(store: store, root: object._layout.rootID, key: key)
+            } else {
+                self.init(object._objectID)
+            }
+        }
+
+        /// Where the entry of the row with primary key `key` of `store` and root entity `root` is.
+        init(store: ObjectIDStore, root: ObjectIdentifier, key: Int64) {
+            self = .page(PageKey(store: store.key, root: root, number: key >> pageShift, temporary: false),
+                         slot: Int(key & Int64(pageSize - 1)))
+        }
     }
 
     /// `pageSize` unretained object pointers, and how many are set.
@@ -212,9 +227,15 @@ package struct ObjectRegistry {
         return table.withLock { table in table.entry(at: location).flatMap(strongReference) }
     }
 
+    /// The registered object for the row with primary key `key` of `store` and root entity `root`.
+    package func object(store: ObjectIDStore, root: ObjectIdentifier, key: Int64) -> NSManagedObject? {
+        let location = Location(store: store, root: root, key: key)
+        return table.withLock { table in table.entry(at: location).flatMap(strongReference) }
+    }
+
     /// Registers `object` under its object ID, replacing any other object registered under it.
     package func register(_ object: NSManagedObject) {
-        let location = Location(object._objectID)
+        let location = Location(object)
         let displaced = table.withLock { table in table.store(object, at: location) }
         withExtendedLifetime(displaced) {}  // released here, after the lock
     }
@@ -232,7 +253,7 @@ package struct ObjectRegistry {
     /// object may have been registered under the ID since, when this one was found deinitializing).
     package func removeDeinitializing(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
-        let location = Location(object._objectID)
+        let location = Location(object)
         table.withLock { table in
             guard table.entry(at: location) == address else { return }
             _ = table.replace(at: location, with: nil)

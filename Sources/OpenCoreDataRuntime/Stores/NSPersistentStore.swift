@@ -77,6 +77,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     open var isReadOnly: Bool
     /// The store's type string. Subclasses override.
     open var type: String { "" }
+    /// What the IDs of this store's objects share (see ``ObjectIDStore``).
+    package let _objectIDStore = ObjectIDStore()
 
     /// Creates a store. Call ``loadMetadata()`` before use (the coordinator does).
     public required init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?,
@@ -87,6 +89,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.url = url
         isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         super.init()
+        _objectIDStore.attach(self)
     }
 
     /// Reads or creates the store's metadata. Subclasses override; this one sets a new UUID.

@@ -142,22 +142,32 @@ extension SQLiteStore {
         var results: [Any] = []
         let asFault = request.returnsObjectsAsFaults && allInSQL
         var lastNumber: Int64 = -1
-        var last: (mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan)?
+        var last: (mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan, layout: EntityLayout)?
+        // The rows' identities: their objects make their IDs only if asked for.
+        var offer: FaultConstruction.RowOffer?
         while try statement.step() {
             // Rows mostly share one entity: look its mapping and decoding plan up only when Z_ENT changes.
             let number = statement.int64(1)
             if number != lastNumber {
                 lastNumber = number
-                last = schema.mapping(forNumber: number).map { ($0, $0.rowPlan) }
+                last = schema.mapping(forNumber: number).map { ($0, $0.rowPlan, $0.entity.layout) }
             }
-            guard let (rowMapping, plan) = last else { continue }
+            guard let (rowMapping, plan, layout) = last else { continue }
             let values = decodeRow(statement, mapping: rowMapping, plan: plan, offset: 0)
-            let id = rowID(entity: rowMapping.entity, pk: statement.int64(0), root: plan.root)
-            if plan.hasTransformables {
-                try TransformableValues.checkDecoded(values, layout: rowMapping.entity.layout, objectID: id)
+            let key = statement.int64(0)
+            let object: NSManagedObject
+            if !plan.hasTransformables {
+                if offer == nil { offer = FaultConstruction.RowOffer(store: _objectIDStore, entity: rowMapping.entity) }
+                offer!.entity = rowMapping.entity
+                offer!.setKey(key)
+                object = context._registerFetchedRow(
+                    offer!, layout: layout, values: values, version: statement.int64(2), asFault: asFault)
+            } else {
+                let id = rowID(entity: rowMapping.entity, pk: key, root: plan.root)
+                if plan.hasTransformables { try TransformableValues.checkDecoded(values, layout: layout, objectID: id) }
+                object = context._registerFetchedObject(
+                    objectID: id, values: values, version: statement.int64(2), asFault: asFault)
             }
-            let object = context._registerFetchedObject(
-                objectID: id, values: values, version: statement.int64(2), asFault: asFault)
             if direct { results.append(object) } else { objects.append(object) }
         }
         statement.reset()
