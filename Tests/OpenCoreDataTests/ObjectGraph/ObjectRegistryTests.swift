@@ -219,6 +219,43 @@ struct ObjectRegistryTests {
         withExtendedLifetime(store) {}
     }
 
+    /// A fetched object makes its ID when first asked (the SQLite store hands the context the row's
+    /// key): the ID is made once, equals the one an ID fetch returns (Apple: one ID per row), and the
+    /// registry finds the object under it before and after.
+    @Test
+    func aFetchedObjectMakesItsIDOnceWhenAsked() throws {
+        let store = try seededStore(NSSQLiteStoreType, count: 3)
+        let context = store.newContext()
+        let objects = try items(context)
+        #expect(objects.allSatisfy { $0._lazyRowKey != nil }, "no ID made by the fetch")
+        let idRequest = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
+        idRequest.resultType = .managedObjectIDResultType
+        idRequest.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: true)]
+        let ids = try context.fetch(idRequest)
+        #expect(context.registeredObject(for: ids[1]) === objects[1], "found by an equal ID before its own is made")
+        let made = objects[1].objectID
+        #expect(made == ids[1] && made.hash == ids[1].hash && !made.isTemporaryID)
+        #expect(made.persistentStore === context.persistentStoreCoordinator?.persistentStores.first)
+        #expect(objects[1].objectID === made, "made once")
+        #expect(objects[1]._lazyRowKey == nil && objects[0]._lazyRowKey != nil)
+        #expect(context.registeredObject(for: made) === objects[1])
+        #expect(try context.existingObject(with: ids[2]) === objects[2])
+    }
+
+    /// Several threads asking a fetched object for its ID at once all get the same instance.
+    @Test
+    func threadsAskingForAFetchedObjectsIDAtOnceGetOneID() throws {
+        let store = try seededStore(NSSQLiteStoreType, count: 64)
+        let context = store.newContext()
+        let objects = try items(context)
+        let box = IDBox(objects)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in box.objects.indices { box.record(box.objects[index].objectID, thread: thread, index: index) }
+        }
+        #expect(box.allSame())
+        withExtendedLifetime(store) {}
+    }
+
     /// IDs whose reference is not an integer (an `NSIncrementalStore`'s strings) are filed apart
     /// from the pages, and never confused with an integer key of the same entity.
     @Test
@@ -275,4 +312,23 @@ struct ObjectRegistryTests {
 private final class ReleaseBox: @unchecked Sendable {
     var object: NSManagedObject?
     init(_ object: NSManagedObject) { self.object = object }
+}
+
+/// The IDs several threads read, per thread and object.
+///
+/// `@unchecked Sendable` invariant: `objects` is read only; `ids` is written under `lock`.
+private final class IDBox: @unchecked Sendable {
+    let objects: [NSManagedObject]
+    private let lock = NSLock()
+    private var ids: [[ObjectIdentifier?]]
+    init(_ objects: [NSManagedObject]) {
+        self.objects = objects
+        ids = Array(repeating: Array(repeating: nil, count: objects.count), count: 8)
+    }
+    func record(_ id: NSManagedObjectID, thread: Int, index: Int) {
+        lock.lock()
+        ids[thread][index] = ObjectIdentifier(id)
+        lock.unlock()
+    }
+    func allSame() -> Bool { ids.allSatisfy { $0 == ids[0] } && !ids[0].contains(nil) }
 }
