@@ -31,7 +31,8 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) private var _rowKey: Int64 = 0
     /// The store of a fetched row whose ID is made lazily (see `_madeObjectID`).
     @exclusivity(unchecked) package private(set) var _rowStore: ObjectIDStore?
-    @exclusivity(unchecked) package weak var _context: NSManagedObjectContext?
+    /// The object's context and its registry (see ``ContextLink``); `nil` for an object of no context.
+    @exclusivity(unchecked) package var _contextLink: ContextLink?
     /// Current values, one per slot; empty while the object is a fault.
     @exclusivity(unchecked) package var _values: ContiguousArray<Any?> = []
     /// Values as last saved or fetched (to-one slots hold `NSManagedObjectID?`); `nil` for new objects.
@@ -89,7 +90,13 @@ open class NSManagedObject: NSObject {
     // A context's registry holds its objects without retaining them: each leaves it here (see
     // `ObjectRegistry`). An object never registered, or whose context is gone, has no context.
     deinit {
-        if let context = _context { context.registry.removeDeinitializing(self) }
+        _contextLink?.registry.removeDeinitializing(self)
+    }
+
+    /// The object's context, while it exists.
+    package final var _context: NSManagedObjectContext? {
+        get { _contextLink?.context }
+        set { _contextLink = newValue?._link }
     }
 
     /// The object's ID, made now if the object was fetched without one.

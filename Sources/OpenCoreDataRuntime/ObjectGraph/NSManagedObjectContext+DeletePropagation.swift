@@ -13,7 +13,7 @@ extension NSManagedObjectContext {
     /// that was never saved leaves `insertedObjects` at once; it leaves the context when its rules
     /// have run.
     package func _markDeleted(_ object: NSManagedObject) {
-        guard object._context === self, !object._isDeleted else { return }
+        guard object._contextLink === _link, !object._isDeleted else { return }
         object.prepareForDeletion()
         let key = ObjectIdentifier(object)
         let neverSaved = inserted[key] != nil
@@ -40,7 +40,7 @@ extension NSManagedObjectContext {
             let (object, neverSaved) = _pendingDeletes[next]
             next += 1
             // Skipped: undeleted (re-inserted) or rolled back since, or already handled in this pass.
-            guard object._isDeleted, object._context === self, done.insert(ObjectIdentifier(object)).inserted else { continue }
+            guard object._isDeleted, object._contextLink === _link, done.insert(ObjectIdentifier(object)).inserted else { continue }
             _applyDeleteRules(to: object, neverSaved: neverSaved)
             if neverSaved, object._isDeleted {
                 registry.remove(object.objectID)
@@ -53,7 +53,7 @@ extension NSManagedObjectContext {
     /// Forgets the queued delete rules (rollback): new objects deleted before their rules ran leave
     /// the context with the other inserted objects; saved ones are restored by the rollback itself.
     package func _discardPendingDeletes() {
-        for (object, neverSaved) in _pendingDeletes where neverSaved && object._isDeleted && object._context === self {
+        for (object, neverSaved) in _pendingDeletes where neverSaved && object._isDeleted && object._contextLink === _link {
             registry.remove(object.objectID)
             object._isDeleted = false
             object._context = nil

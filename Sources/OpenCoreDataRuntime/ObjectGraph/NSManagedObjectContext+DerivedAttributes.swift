@@ -20,7 +20,7 @@ extension NSManagedObjectContext {
                 targets[ObjectIdentifier(object)] = (object, object._isInserted)
             }
             for object in pending where !object._isFault && !object._changedSlots.isEmpty {
-                for owner in plan.staleOwners(of: object) where !owner._isDeleted && owner._context === self {
+                for owner in plan.staleOwners(of: object) where !owner._isDeleted && owner._contextLink === _link {
                     targets[ObjectIdentifier(owner)] = (owner, true)
                 }
             }

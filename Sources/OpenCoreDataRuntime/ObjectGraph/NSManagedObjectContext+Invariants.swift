@@ -41,7 +41,7 @@ extension NSManagedObjectContext {
         }
         for object in inserted.values where !object._isInserted { problems.append("\(object.objectID) is in insertedObjects but not inserted") }
         for object in deleted.values where !object._isDeleted { problems.append("\(object.objectID) is in deletedObjects but not deleted") }
-        for object in Array(inserted.values) + Array(changed.values) + Array(deleted.values) where object._context !== self {
+        for object in Array(inserted.values) + Array(changed.values) + Array(deleted.values) where object._contextLink !== _link {
             problems.append("\(object.objectID) has changes in a context it does not belong to")
         }
         return problems
