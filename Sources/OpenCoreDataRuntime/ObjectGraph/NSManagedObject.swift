@@ -88,7 +88,8 @@ open class NSManagedObject: NSObject {
     }
 
     // A context's registry holds its objects without retaining them: each leaves it here (see
-    // `ObjectRegistry`). An object never registered, or whose context is gone, has no context.
+    // `ObjectRegistry`), through its link, which keeps the registry valid after the context is gone.
+    // An object never registered, or forgotten by `reset()`, has no link.
     deinit {
         _contextLink?.registry.removeDeinitializing(self)
     }
@@ -160,7 +161,7 @@ open class NSManagedObject: NSObject {
         return object
     }
 
-    /// Creates a fault for a fetched row whose ID is made only when asked for (see `_identityBits`).
+    /// Creates a fault for a fetched row whose ID is made only when asked for (see `_madeObjectID`).
     package static func makeFault(
         class cls: NSManagedObject.Type, row offer: FaultConstruction.RowOffer, context: NSManagedObjectContext
     ) -> NSManagedObject {
