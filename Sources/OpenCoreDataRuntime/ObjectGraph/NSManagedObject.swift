@@ -513,14 +513,12 @@ package enum FaultConstruction {
         // exclusivity checks (about 600 instructions a row, callgrind case 2).
         package let store: ObjectIDStore
         @exclusivity(unchecked) package var entity: NSEntityDescription
-        @exclusivity(unchecked) package private(set) var key: Int64 = 0
+        @exclusivity(unchecked) package var key: Int64 = 0
 
         package init(store: ObjectIDStore, entity: NSEntityDescription) {
             self.store = store
             self.entity = entity
         }
-
-        package func setKey(_ key: Int64) { self.key = key }
     }
 
     enum Identity {

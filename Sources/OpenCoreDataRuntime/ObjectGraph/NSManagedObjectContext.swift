@@ -167,7 +167,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// `_registerFetchedObject` for a row whose ID is made only if asked for: `offer` names the row
-    /// (its key set for this row), `root` is its entity's root.
+    /// (its entity and key set for this row), `layout` is its entity's.
     package func _registerFetchedRow(_ offer: FaultConstruction.RowOffer, layout: EntityLayout,
                                      values: ContiguousArray<Any?>, version: Int64, asFault: Bool) -> NSManagedObject {
         if let object = registry.object(store: offer.store, root: layout.rootID, key: offer.key) {

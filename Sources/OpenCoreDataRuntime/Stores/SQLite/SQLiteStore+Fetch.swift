@@ -159,12 +159,13 @@ extension SQLiteStore {
             if !plan.hasTransformables {
                 if offer == nil { offer = FaultConstruction.RowOffer(store: _objectIDStore, entity: rowMapping.entity) }
                 offer!.entity = rowMapping.entity
-                offer!.setKey(key)
+                offer!.key = key
                 object = context._registerFetchedRow(
                     offer!, layout: layout, values: values, version: statement.int64(2), asFault: asFault)
             } else {
+                // The transformable check names the row's ID in its error.
                 let id = rowID(entity: rowMapping.entity, pk: key, root: plan.root)
-                if plan.hasTransformables { try TransformableValues.checkDecoded(values, layout: layout, objectID: id) }
+                try TransformableValues.checkDecoded(values, layout: layout, objectID: id)
                 object = context._registerFetchedObject(
                     objectID: id, values: values, version: statement.int64(2), asFault: asFault)
             }
