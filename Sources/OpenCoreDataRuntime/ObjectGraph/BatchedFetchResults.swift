@@ -138,9 +138,7 @@ extension NSManagedObjectContext {
                 let all: [NSManagedObject] = try fetch(request)  // an upcast of the array, not a copy
                 return BatchedFetchResults(storage: .init(context: self, all: all))
             }
-            let identities = Self._identityRequest(for: erased, entity: entity)
-            identities._wantsObjectReferences = true
-            let references = ObjectReferences(gathering: try _fetchWithoutPrefetching(identities))
+            let references = try _identityReferences(for: erased, entity: entity)
             return BatchedFetchResults(
                 storage: .init(
                     context: self, entity: entity, batchSize: erased.fetchBatchSize,

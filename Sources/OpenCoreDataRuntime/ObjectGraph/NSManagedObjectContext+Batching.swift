@@ -8,39 +8,46 @@ import Foundation
 /// So iterating a large result keeps the loaded values bounded; the array itself still holds
 /// one (empty) fault per row.
 ///
+/// The rows' identities are kept as ``ObjectReferences`` (a primary key a row), and a batch's
+/// objects are found again through the context's registry: no ID per row (80 bytes each), and no
+/// weak reference per loaded object (which gave each a side table for the rest of its life).
+///
 /// Not `Sendable`: used on its context's queue only, like the faults that hold it.
 package final class FetchBatchLoader {
     private weak var context: NSManagedObjectContext?
     private let entity: NSEntityDescription
-    private let ids: [NSManagedObjectID]
+    private let references: ObjectReferences
     private let batchSize: Int
     /// How many loaded batches keep their values.
     package let window = 2
-    private var loaded: [(batch: Int, objects: [WeakObject])] = []
+    /// The batches loaded last, most recent last.
+    private var loaded: [Int] = []
 
-    init(context: NSManagedObjectContext, entity: NSEntityDescription, ids: [NSManagedObjectID], batchSize: Int) {
+    init(context: NSManagedObjectContext, entity: NSEntityDescription, references: ObjectReferences, batchSize: Int) {
         self.context = context
         self.entity = entity
-        self.ids = ids
+        self.references = references
         self.batchSize = batchSize
+    }
+
+    private func rows(of batch: Int) -> Range<Int> {
+        (batch * batchSize)..<min(references.count, (batch + 1) * batchSize)
     }
 
     /// Loads batch `batch`, which holds `object`, in one fetch; returns false if it could not.
     fileprivate func load(batch: Int, containing object: NSManagedObject) -> Bool {
         guard let context else { return false }
-        let batchIDs = Array(ids[(batch * batchSize)..<min(ids.count, (batch + 1) * batchSize)])
-        let request = NSManagedObjectContext._batchRequest(entity: entity, ids: batchIDs)
+        let request = NSManagedObjectContext._batchRequest(entity: entity, ids: rows(of: batch).map(references.objectID(at:)))
         guard let fetched = try? context._fetchWithoutPrefetching(request) else { return false }
-        let objects = fetched.compactMap { $0 as? NSManagedObject }
-        loaded.removeAll { $0.batch == batch }
-        loaded.append((batch, objects.map(WeakObject.init)))
+        loaded.removeAll { $0 == batch }
+        loaded.append(batch)
         while loaded.count > window {
-            for entry in loaded.removeFirst().objects {
-                guard let old = entry.object, old !== object, !old.hasChanges else { continue }
+            for row in rows(of: loaded.removeFirst()) {
+                guard let old = context._registeredObject(references, at: row), old !== object, !old.hasChanges else { continue }
                 old._turnIntoFault()
             }
         }
-        return !object._isFault
+        return withExtendedLifetime(fetched) { !object._isFault }
     }
 }
 
@@ -68,23 +75,55 @@ extension NSManagedObjectContext {
     /// `[Any]` of one 32-byte container per row beside its own array (case 9's peak memory).
     package func _batchedFetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [NSManagedObject]? {
         guard let entity = _batchingEntity(request) else { return nil }
-        let ids = try _fetchWithoutPrefetching(Self._identityRequest(for: request, entity: entity))
-            .compactMap { $0 as? NSManagedObjectID }
+        let references = try _identityReferences(for: request, entity: entity)
         let batchSize = request.fetchBatchSize
-        let loader = FetchBatchLoader(context: self, entity: entity, ids: ids, batchSize: batchSize)
+        let loader = FetchBatchLoader(context: self, entity: entity, references: references, batchSize: batchSize)
         var results: [NSManagedObject] = []
-        results.reserveCapacity(ids.count)
-        // One fault per row, all kept by `results`, in a registry grown once rather than rehashed
-        // as it doubles.
-        registry.reserveCapacity(registry.count + ids.count)
+        results.reserveCapacity(references.count)
+        // One fault per row, all kept by `results`, in a registry grown once.
+        registry.reserveCapacity(registry.count + references.count)
         var batch: FetchBatch?
-        for (index, id) in ids.enumerated() {
+        var offer: FaultConstruction.RowOffer?
+        for index in 0..<references.count {
             if index % batchSize == 0 { batch = FetchBatch(loader: loader, index: index / batchSize) }
-            let object = self.object(with: id)
+            let object = _object(references, at: index, offer: &offer)
             if object._isFault, object._snapshot == nil { object._fetchBatch = batch }
             results.append(object)
         }
         return results
+    }
+
+    /// The identities of the rows a batched request matches, in its order, as primary keys where
+    /// the store gives them (see ``ObjectReferences``).
+    package func _identityReferences(for request: NSFetchRequest<any NSFetchRequestResult>, entity: NSEntityDescription)
+        throws -> ObjectReferences
+    {
+        let identities = Self._identityRequest(for: request, entity: entity)
+        identities._wantsObjectReferences = true
+        return ObjectReferences(gathering: try _fetchWithoutPrefetching(identities))
+    }
+
+    /// The registered object for row `index` of `references`, found without making its ID.
+    package func _registeredObject(_ references: ObjectReferences, at index: Int) -> NSManagedObject? {
+        guard let row = references.row(at: index) else { return registry.object(for: references.objectID(at: index)) }
+        return registry.object(store: row.store._objectIDStore, root: row.entity.layout.rootID, key: row.key)
+    }
+
+    /// The object for row `index` of `references`: the registered one, or a new fault that makes its
+    /// ID only if asked for. `offer` is reused from row to row of one store.
+    private func _object(_ references: ObjectReferences, at index: Int, offer: inout FaultConstruction.RowOffer?)
+        -> NSManagedObject
+    {
+        guard let row = references.row(at: index) else { return object(with: references.objectID(at: index)) }
+        let layout = row.entity.layout
+        let store = row.store._objectIDStore
+        if let object = registry.object(store: store, root: layout.rootID, key: row.key) { return object }
+        if offer?.store !== store { offer = FaultConstruction.RowOffer(store: store, entity: row.entity) }
+        offer!.entity = row.entity
+        offer!.key = row.key
+        let object = NSManagedObject.makeFault(class: layout.managedObjectClass, row: offer!, context: self)
+        register(object)
+        return object
     }
 }
 

@@ -72,6 +72,14 @@ package struct ObjectReferences {
         ids!.append(id)
     }
 
+    /// Row `index` as its entity, store and primary key, when the references keep keys; `nil` when
+    /// they keep IDs (see ``objectID(at:)``).
+    package func row(at index: Int) -> (entity: NSEntityDescription, store: NSPersistentStore, key: Int64)? {
+        guard ids == nil else { return nil }
+        let kind = kinds[kindIndexes.isEmpty ? 0 : Int(kindIndexes[index])]
+        return (kind.entity, kind.store, keys[index])
+    }
+
     /// The ID of row `index`, equal to the one the store makes for that row.
     package func objectID(at index: Int) -> NSManagedObjectID {
         if let ids { return ids[index] }

@@ -340,8 +340,3 @@ private func strongReference(_ pointer: UnsafeMutableRawPointer) -> NSManagedObj
     cswiftruntime_tryRetain(pointer) ? Unmanaged<NSManagedObject>.fromOpaque(pointer).takeRetainedValue() : nil
 }
 
-/// A weak reference to a managed object (used by batched fetches).
-package struct WeakObject {
-    package weak var object: NSManagedObject?
-    package init(_ object: NSManagedObject) { self.object = object }
-}

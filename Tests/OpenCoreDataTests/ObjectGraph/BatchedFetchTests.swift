@@ -41,6 +41,7 @@ struct BatchedFetchTests {
             #expect(results.count == 1_000)
             #expect(statements.count == 1, "only the object IDs: \(statements)")
             #expect(results.allSatisfy { $0.isFault })
+            #expect(results.allSatisfy { $0._lazyRowKey != nil }, "a fault per row, none with an ID made yet")
 
             #expect(results[0].value(forKey: "uid") as? Int64 == 0)
             #expect(statements.count == 2)
