@@ -108,8 +108,11 @@ public struct BatchedFetchResults<Element: NSManagedObject>: RandomAccessCollect
                 var objects = ContiguousArray<NSManagedObject>()
                 objects.reserveCapacity(ids.count)
                 if fetched.count == ids.count {
-                    for (result, id) in zip(fetched, ids) {
-                        guard let object = result as? NSManagedObject, object.objectID._isSameID(as: id) else { break }
+                    // Compared by row, not by `objectID`, which would make each fetched object's ID.
+                    for (result, row) in zip(fetched, range) {
+                        guard let object = result as? NSManagedObject,
+                            NSManagedObjectContext._isObject(object, row: row, of: references)
+                        else { break }
                         objects.append(object)
                     }
                     if objects.count == ids.count { return objects }

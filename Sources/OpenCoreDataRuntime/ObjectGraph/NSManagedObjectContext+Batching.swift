@@ -109,6 +109,12 @@ extension NSManagedObjectContext {
         return registry.object(store: row.store._objectIDStore, root: row.entity.layout.rootID, key: row.key)
     }
 
+    /// Whether `object` is row `index` of `references`, decided without making its ID.
+    package static func _isObject(_ object: NSManagedObject, row index: Int, of references: ObjectReferences) -> Bool {
+        guard let row = references.row(at: index) else { return object.objectID._isSameID(as: references.objectID(at: index)) }
+        return ObjectRegistry.isObject(object, rowOf: row.store._objectIDStore, root: row.entity.layout.rootID, key: row.key)
+    }
+
     /// The object for row `index` of `references`: the registered one, or a new fault that makes its
     /// ID only if asked for. `offer` is reused from row to row of one store.
     private func _object(_ references: ObjectReferences, at index: Int, offer: inout FaultConstruction.RowOffer?)

@@ -69,7 +69,7 @@ package struct ObjectRegistry {
     }
 
     /// Where an ID's entry is.
-    private enum Location {
+    private enum Location: Equatable {
         case page(PageKey, slot: Int)
         case other(OtherKey)
 
@@ -231,6 +231,12 @@ package struct ObjectRegistry {
     package func object(store: ObjectIDStore, root: ObjectIdentifier, key: Int64) -> NSManagedObject? {
         let location = Location(store: store, root: root, key: key)
         return table.withLock { table in table.entry(at: location).flatMap(strongReference) }
+    }
+
+    /// Whether `object` is the row with primary key `key` of `store` and root entity `root`,
+    /// decided without making the object's ID if it has none yet.
+    package static func isObject(_ object: NSManagedObject, rowOf store: ObjectIDStore, root: ObjectIdentifier, key: Int64) -> Bool {
+        Location(object) == Location(store: store, root: root, key: key)
     }
 
     /// Registers `object` under its object ID, replacing any other object registered under it.

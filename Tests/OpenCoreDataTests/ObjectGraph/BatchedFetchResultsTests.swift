@@ -32,6 +32,7 @@ struct BatchedFetchResultsTests {
         #expect(statements.count == 2)
         #expect(!results[99].isFault, "the whole batch loaded with its values")
         #expect(statements.count == 2)
+        #expect((0..<100).allSatisfy { results[$0]._lazyRowKey != nil }, "matched to their rows without making IDs")
         var peak = 0
         for (index, object) in results.enumerated() {
             #expect(object.value(forKey: "uid") as? Int64 == Int64(index))
