@@ -57,7 +57,7 @@ open class NSMergeConflict: NSObject {
 extension NSManagedObject {
     /// Slot values as a snapshot dictionary: attributes and to-one relationships by name (to-ones as
     /// object IDs, nil as `NSNull`), to-many relationships left out.
-    package func _snapshotDictionary(_ values: ContiguousArray<Any?>) -> [String: Any] {
+    package func _snapshotDictionary(_ values: RowValues) -> [String: Any] {
         var result: [String: Any] = [:]
         for (slot, property) in _layout.properties.enumerated() where slot < values.count && !property.isTransient {
             if let relationship = _layout.relationships[slot] {

@@ -105,7 +105,7 @@ extension NSMergePolicy {
     private func _merge(_ conflict: NSMergeConflict, _ persisted: [String: Any], into object: NSManagedObject) {
         if object._isFault { object._fireFault() }
         let layout = object._layout
-        var stored = ContiguousArray<Any?>(repeating: nil, count: layout.properties.count)
+        var stored = RowValues(for: layout)
         var changed = SlotSet()
         for (slot, property) in layout.properties.enumerated() {
             let isToMany = layout.relationships[slot]?.isToMany ?? false

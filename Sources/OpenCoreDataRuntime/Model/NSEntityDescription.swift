@@ -221,7 +221,9 @@ package final class EntityLayout: @unchecked Sendable {
     package let fetchedPropertiesByName: [String: NSFetchedPropertyDescription]
     /// The values a new object starts with (defaults; empty to-many lists), computed once and shared
     /// copy-on-write by every new object and fault.
-    package let initialValues: ContiguousArray<Any?>
+    package let initialValues: RowValues
+    /// Where each slot's value lies in the objects' ``RowValues``.
+    package let rowLayout: RowLayout
     /// The identity of the entity's root entity (the one whose primary keys it shares), found once:
     /// walking up the weak `superentity` links costs about 450 instructions.
     package let rootID: ObjectIdentifier
@@ -264,7 +266,8 @@ package final class EntityLayout: @unchecked Sendable {
         }
         derivedSlots = props.indices.filter { props[$0] is NSDerivedAttributeDescription }
         compositeSlots = props.indices.filter { !props[$0].isTransient && props[$0] is NSCompositeAttributeDescription }
-        var initial = ContiguousArray<Any?>(repeating: nil, count: props.count)
+        rowLayout = RowLayout(attributeTypes: attributeTypes)
+        var initial = RowValues(for: rowLayout)
         for (slot, property) in props.enumerated() {
             if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {
                 initial[slot] = ValueConversion.canonicalize(value, for: attribute.attributeType)

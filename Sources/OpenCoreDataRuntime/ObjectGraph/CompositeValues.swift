@@ -72,7 +72,7 @@ package enum CompositeValues {
     }
 
     /// Normalizes the composite attributes of a row of slot values (see ``normalized(_:_:depth:)``).
-    package static func normalize(_ values: inout ContiguousArray<Any?>, layout: EntityLayout) {
+    package static func normalize(_ values: inout RowValues, layout: EntityLayout) {
         for slot in layout.compositeSlots where slot < values.count && values[slot] != nil {
             guard let composite = layout.properties[slot] as? NSCompositeAttributeDescription else { continue }
             values[slot] = normalized(values[slot], composite)

@@ -15,7 +15,7 @@ extension NSManagedObject {
         guard let context = _context else {
             // Apple raises "could not fulfill a fault" here; we log and make the object read as empty.
             reportMisuse("the fault for \(_objectID) cannot fire: its context is gone")
-            _values = ContiguousArray(repeating: nil, count: _layout.properties.count)
+            _values = RowValues(for: _layout)
             _isFault = false
             return
         }
@@ -23,7 +23,7 @@ extension NSManagedObject {
     }
 
     /// Fills a fault from a store node's values (to-one slots hold object IDs, to-many `nil`).
-    package func _fulfill(values: ContiguousArray<Any?>, version: Int64) {
+    package func _fulfill(values: RowValues, version: Int64) {
         _snapshot = values
         _version = version
         if _isFault {
@@ -37,7 +37,7 @@ extension NSManagedObject {
     package func _turnIntoFault() {
         guard !_isFault, !_isInserted else { return }
         willTurnIntoFault()
-        _values = []
+        _values = RowValues()
         _snapshot = nil
         _changedSlots.removeAll()
         _dropFetchedPropertyValues()

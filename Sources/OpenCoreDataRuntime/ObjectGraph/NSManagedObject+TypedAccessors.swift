@@ -16,7 +16,7 @@ extension NSManagedObject {
         willAccessValue(forKey: key.name)
         if _isFault { _fireFault() }  // an override of willAccessValue(forKey:) may not call super
         // The common case, a value of exactly `T`, is read in place; anything else is copied out and converted.
-        if let exact = ValueConversion.exactly(in: _values, at: slot, as: T.self) {
+        if let exact = _values.exactly(slot, as: T.self) {
             didAccessValue(forKey: key.name)
             return exact
         }
@@ -26,17 +26,20 @@ extension NSManagedObject {
         return ValueConversion.convert(raw, to: T.self)
     }
 
-    /// Writes an attribute through a typed accessor: stored as it is when `canonical` is the
-    /// attribute's type, converted otherwise.
-    private final func _ocdSetTyped(_ value: Any?, _ canonical: NSAttributeType, _ key: ManagedPropertyKey) {
-        guard let slot = key.slot(in: _layout) else { return setValue(value, forUndefinedKey: key.name) }
+    /// Writes an attribute through a typed accessor: stored as it is, in its typed field and without
+    /// boxing it in an `Any` (``RowValues/setTyped(_:_:)``), when `canonical` is the attribute's
+    /// type; converted otherwise.
+    @inline(__always)
+    private final func _ocdSetTyped<T>(_ value: T?, _ canonical: NSAttributeType, _ key: ManagedPropertyKey) {
+        guard let slot = key.slot(in: _layout) else { return setValue(value.map { $0 as Any }, forUndefinedKey: key.name) }
         willChangeValue(forKey: key.name)
         // Derived attributes are read-only: `_setPublicValue` refuses them.
         if _layout.attributeTypes[slot] == canonical, _layout.derivedSlots.isEmpty || !_layout.derivedSlots.contains(slot) {
             if _isFault { _fireFault() }
-            _storeValue(value, slot: slot)
+            _values.setTyped(slot, value)
+            _noteChange(slot: slot)
         } else {
-            _setPublicValue(value, slot: slot)
+            _setPublicValue(value.map { $0 as Any }, slot: slot)
         }
         didChangeValue(forKey: key.name)
     }
@@ -60,7 +63,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Int16` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Int16?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .integer16AttributeType, key)
+        _ocdSetTyped(value, .integer16AttributeType, key)
     }
 
     // MARK: Int32
@@ -82,7 +85,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Int32` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Int32?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .integer32AttributeType, key)
+        _ocdSetTyped(value, .integer32AttributeType, key)
     }
 
     // MARK: Int64
@@ -104,7 +107,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Int64` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Int64?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .integer64AttributeType, key)
+        _ocdSetTyped(value, .integer64AttributeType, key)
     }
 
     // MARK: Double
@@ -126,7 +129,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Double` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Double?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .doubleAttributeType, key)
+        _ocdSetTyped(value, .doubleAttributeType, key)
     }
 
     // MARK: Float
@@ -148,7 +151,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Float` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Float?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .floatAttributeType, key)
+        _ocdSetTyped(value, .floatAttributeType, key)
     }
 
     // MARK: Bool
@@ -170,7 +173,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Bool` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Bool?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .booleanAttributeType, key)
+        _ocdSetTyped(value, .booleanAttributeType, key)
     }
 
     // MARK: String
@@ -192,7 +195,7 @@ extension NSManagedObject {
 
     /// Writes an optional `String` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: String?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .stringAttributeType, key)
+        _ocdSetTyped(value, .stringAttributeType, key)
     }
 
     // MARK: Date
@@ -214,7 +217,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Date` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Date?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .dateAttributeType, key)
+        _ocdSetTyped(value, .dateAttributeType, key)
     }
 
     // MARK: Data
@@ -236,7 +239,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Data` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Data?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .binaryDataAttributeType, key)
+        _ocdSetTyped(value, .binaryDataAttributeType, key)
     }
 
     // MARK: UUID
@@ -258,7 +261,7 @@ extension NSManagedObject {
 
     /// Writes an optional `UUID` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: UUID?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .UUIDAttributeType, key)
+        _ocdSetTyped(value, .UUIDAttributeType, key)
     }
 
     // MARK: Decimal
@@ -280,7 +283,7 @@ extension NSManagedObject {
 
     /// Writes an optional `Decimal` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: Decimal?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .decimalAttributeType, key)
+        _ocdSetTyped(value, .decimalAttributeType, key)
     }
 
     // MARK: URL
@@ -297,6 +300,6 @@ extension NSManagedObject {
 
     /// Writes an optional `URL` property. Public for macro expansion only.
     public final func _ocdSetValue(_ value: URL?, _ key: ManagedPropertyKey) {
-        _ocdSetTyped(value.map { $0 as Any }, .URIAttributeType, key)
+        _ocdSetTyped(value, .URIAttributeType, key)
     }
 }

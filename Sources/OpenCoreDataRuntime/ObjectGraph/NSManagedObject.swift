@@ -34,9 +34,9 @@ open class NSManagedObject: NSObject {
     /// The object's context and its registry (see ``ContextLink``); `nil` for an object of no context.
     @exclusivity(unchecked) package var _contextLink: ContextLink?
     /// Current values, one per slot; empty while the object is a fault.
-    @exclusivity(unchecked) package var _values: ContiguousArray<Any?> = []
+    @exclusivity(unchecked) package var _values = RowValues()
     /// Values as last saved or fetched (to-one slots hold `NSManagedObjectID?`); `nil` for new objects.
-    @exclusivity(unchecked) package var _snapshot: ContiguousArray<Any?>?
+    @exclusivity(unchecked) package var _snapshot: RowValues?
     /// The store's version of the row (`Z_OPT`).
     @exclusivity(unchecked) package var _version: Int64 = 0
     /// Slots changed since the last save.
@@ -156,7 +156,7 @@ open class NSManagedObject: NSObject {
             object._objectID = objectID
         }
         object._context = context
-        if !object._values.isEmpty { object._values = [] }
+        if !object._values.isEmpty { object._values = RowValues() }
         object._isFault = true
         return object
     }
@@ -174,7 +174,7 @@ open class NSManagedObject: NSObject {
                 entity: offer.entity, store: offer.store, reference: .int64(offer.key), root: object._layout.rootID)
         }
         object._context = context
-        if !object._values.isEmpty { object._values = [] }
+        if !object._values.isEmpty { object._values = RowValues() }
         object._isFault = true
         return object
     }

@@ -115,7 +115,7 @@ extension NSManagedObjectContext {
 
     /// The constrained values of a row or object, normalized for comparison; `nil` if any is nil
     /// (nil values never conflict, as in a SQL unique index).
-    fileprivate static func _constraintValues(_ names: [String], layout: EntityLayout, values: ContiguousArray<Any?>) -> [AnyHashable]? {
+    fileprivate static func _constraintValues(_ names: [String], layout: EntityLayout, values: RowValues) -> [AnyHashable]? {
         var key: [AnyHashable] = []
         for name in names {
             if let element = CompositeValues.constrainedSlot(name, layout: layout) {  // `colorScheme.primary`
@@ -182,7 +182,7 @@ extension NSManagedObjectContext {
         guard !groups.isEmpty else { return [] }
 
         // Rows already stored with the same values, found with one fetch per constraint and batch.
-        var stored: [ConstraintKey: (NSManagedObjectID, ContiguousArray<Any?>)] = [:]
+        var stored: [ConstraintKey: (NSManagedObjectID, RowValues)] = [:]
         for (constraint, scope) in scopes {
             let keys = groupOrder.filter { $0.constraint == constraint }
                 .filter { !$0.values.contains { ($0.base as? NSManagedObjectID)?.isTemporaryID == true } }

@@ -174,7 +174,7 @@ extension NSManagedObject {
     package func _turnIntoFaultForReset() {
         guard !_isFault else { return }
         willTurnIntoFault()
-        _values = []
+        _values = RowValues()
         _snapshot = nil
         _changedSlots.removeAll()
         _dropFetchedPropertyValues()

@@ -84,7 +84,7 @@ extension NSManagedObjectContext {
 extension NSManagedObject {
     /// The values to keep as the committed snapshot: to-one relationships as object IDs,
     /// to-many relationships left out (they reload from the store).
-    package func _committedSnapshot() -> ContiguousArray<Any?> {
+    package func _committedSnapshot() -> RowValues {
         if _layout.relationshipSlots.isEmpty { return _values }  // shares the storage until either changes
         var snapshot = _values
         for slot in _layout.relationshipSlots {

@@ -157,7 +157,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The object for a fetched row: the registered instance (filled if it was a fault) or a new one.
     ///
     /// Stores call this to hand rows to the context without a second round trip.
-    package func _registerFetchedObject(objectID: NSManagedObjectID, values: ContiguousArray<Any?>, version: Int64,
+    package func _registerFetchedObject(objectID: NSManagedObjectID, values: RowValues, version: Int64,
                                         asFault: Bool) -> NSManagedObject {
         if let object = registry.object(for: objectID) {
             return _refetched(object, values: values, version: version, asFault: asFault)
@@ -169,7 +169,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `_registerFetchedObject` for a row whose ID is made only if asked for: `offer` names the row
     /// (its entity and key set for this row), `layout` is its entity's.
     package func _registerFetchedRow(_ offer: FaultConstruction.RowOffer, layout: EntityLayout,
-                                     values: ContiguousArray<Any?>, version: Int64, asFault: Bool) -> NSManagedObject {
+                                     values: RowValues, version: Int64, asFault: Bool) -> NSManagedObject {
         if let object = registry.object(store: offer.store, root: layout.rootID, key: offer.key) {
             return _refetched(object, values: values, version: version, asFault: asFault)
         }
@@ -178,7 +178,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// A registered object a fetch returned again: filled with the row if it is a fault.
-    private func _refetched(_ object: NSManagedObject, values: ContiguousArray<Any?>, version: Int64,
+    private func _refetched(_ object: NSManagedObject, values: RowValues, version: Int64,
                             asFault: Bool) -> NSManagedObject {
         if object._isFault {
             object._snapshot = values
@@ -189,7 +189,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// A fault just made for a fetched row: given the row and registered.
-    private func _fetchedNew(_ object: NSManagedObject, values: ContiguousArray<Any?>, version: Int64,
+    private func _fetchedNew(_ object: NSManagedObject, values: RowValues, version: Int64,
                              asFault: Bool) -> NSManagedObject {
         object._snapshot = values
         object._version = version
@@ -364,7 +364,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._fulfill(values: node.slotValues, version: Int64(node.version))
         } catch {
             reportMisuse("could not fulfill a fault for \(object.objectID): \(error)")
-            object._values = ContiguousArray(repeating: nil, count: object._layout.properties.count)
+            object._values = RowValues(for: object._layout)
             object._isFault = false
         }
     }

@@ -82,7 +82,7 @@ package enum TransformableValues {
 
     /// Replaces the stored bytes of `layout`'s transformable slots in `values` by their values.
     @inline(__always)
-    package static func decode(_ values: inout ContiguousArray<Any?>, layout: EntityLayout) {
+    package static func decode(_ values: inout RowValues, layout: EntityLayout) {
         for slot in layout.transformableSlots where slot < values.count {
             guard let data = values[slot] as? Data, let attribute = layout.properties[slot] as? NSAttributeDescription else { continue }
             values[slot] = value(fromStored: data, attribute: attribute)
@@ -91,7 +91,7 @@ package enum TransformableValues {
 
     /// Replaces the values of `layout`'s transformable slots in `values` by the bytes to store.
     @inline(__always)
-    package static func encode(_ values: inout ContiguousArray<Any?>, layout: EntityLayout, objectID: NSManagedObjectID?) throws {
+    package static func encode(_ values: inout RowValues, layout: EntityLayout, objectID: NSManagedObjectID?) throws {
         for slot in layout.transformableSlots where slot < values.count {
             guard let attribute = layout.properties[slot] as? NSAttributeDescription else { continue }
             do {
@@ -105,7 +105,7 @@ package enum TransformableValues {
 
     /// Throws the error of the first undecodable transformable value in a fetched row.
     @inline(__always)
-    package static func checkDecoded(_ values: ContiguousArray<Any?>, layout: EntityLayout, objectID: NSManagedObjectID) throws {
+    package static func checkDecoded(_ values: RowValues, layout: EntityLayout, objectID: NSManagedObjectID) throws {
         for slot in layout.transformableSlots where slot < values.count {
             if var undecodable = (values[slot] as? UndecodableTransformedValue)?.error {
                 undecodable.objectID = objectID

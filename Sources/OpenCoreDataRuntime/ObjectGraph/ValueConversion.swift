@@ -115,19 +115,16 @@ package enum ValueConversion {
         return withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
     }
 
-    /// ``exactly(_:as:)`` for slot `index` of `values`, read in place: copying the `Any?` out
-    /// first went through its generic copy and destroy (about 400 instructions per typed accessor
-    /// read, callgrind case 2). `Optional<Any>` has `Any`'s layout (its `nil` is an extra inhabitant
-    /// of the metadata pointer), so a slot whose metadata is `T`'s holds a `T` inline.
+    /// ``exactly(_:as:)`` for the `Any` (or `Any?`) container at `container`, read in place: copying
+    /// the value out first went through its generic copy and destroy (about 400 instructions per
+    /// typed accessor read, callgrind case 2). `Optional<Any>` has `Any`'s layout (its `nil` is an
+    /// extra inhabitant of the metadata pointer), so a container whose metadata is `T`'s holds a `T` inline.
     @inline(__always)
-    package static func exactly<T>(in values: ContiguousArray<Any?>, at index: Int, as type: T.Type) -> T? {
+    package static func exactly<T>(inContainerAt container: UnsafeRawPointer, as type: T.Type) -> T? {
         guard MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size, MemoryLayout<T>.alignment <= MemoryLayout<Int>.alignment,
-            MemoryLayout<T>.size > 0, InlineStorage.isInline(T.self), MemoryLayout<Any?>.size == MemoryLayout<Any>.size
+            MemoryLayout<T>.size > 0, InlineStorage.isInline(T.self)
         else { return nil }
-        return values.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, index >= 0, index < buffer.count else { return nil }
-            return loadExactly(UnsafeRawPointer(base + index), as: T.self)
-        }
+        return loadExactly(container, as: T.self)
     }
 
     /// The type metadata word of the `Any` (or `Any?`) container at `container`: `nil` for an

@@ -17,7 +17,7 @@ open class NSIncrementalStoreNode: NSObject {
     /// The row's version (`Z_OPT` in SQLite stores).
     open private(set) var version: UInt64
     /// Values in the entity's slot order (to-one slots hold `NSManagedObjectID?`).
-    package private(set) var slotValues: ContiguousArray<Any?>
+    package private(set) var slotValues: RowValues
 
     /// Creates a node from values keyed by property name.
     public init(objectID: NSManagedObjectID, withValues values: [String: Any], version: UInt64) {
@@ -28,7 +28,7 @@ open class NSIncrementalStoreNode: NSObject {
     }
 
     /// Creates a node from values already in slot order (our stores' fast path).
-    package init(objectID: NSManagedObjectID, slotValues: ContiguousArray<Any?>, version: UInt64) {
+    package init(objectID: NSManagedObjectID, slotValues: RowValues, version: UInt64) {
         self.objectID = objectID
         self.version = version
         self.slotValues = slotValues
@@ -46,8 +46,8 @@ open class NSIncrementalStoreNode: NSObject {
         objectID.entity.layout.indexByName[prop.name].flatMap { slotValues[$0] }
     }
 
-    private static func slots(from values: [String: Any], layout: EntityLayout) -> ContiguousArray<Any?> {
-        var slots = ContiguousArray<Any?>(repeating: nil, count: layout.properties.count)
+    private static func slots(from values: [String: Any], layout: EntityLayout) -> RowValues {
+        var slots = RowValues(for: layout)
         for (key, value) in values {
             guard let slot = layout.indexByName[key] else { continue }
             if let type = layout.attributeTypes[slot] {

@@ -9,7 +9,7 @@ import Foundation
 final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
     private struct Row {
         /// Slot values: attributes, to-one object IDs, and to-many ID arrays (stripped from nodes).
-        var values: ContiguousArray<Any?>
+        var values: RowValues
         var version: Int64
     }
 
@@ -111,7 +111,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
             entityName: object.entity.name, objectID: object.objectID)
     }
 
-    private func rowValues(of object: NSManagedObject, previous: ContiguousArray<Any?>?) throws -> ContiguousArray<Any?> {
+    private func rowValues(of object: NSManagedObject, previous: RowValues?) throws -> RowValues {
         var values = object._committedSnapshot()
         for slot in object._layout.relationshipSlots where object._layout.relationships[slot]!.isToMany {
             if let list = object._values[slot] as? ManagedObjectList {
@@ -127,7 +127,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     /// A row's values as a node carries them: to-many slots empty, transformable values read back.
-    private func node(_ row: Row, entity: NSEntityDescription) -> ContiguousArray<Any?> {
+    private func node(_ row: Row, entity: NSEntityDescription) -> RowValues {
         var values = row.values
         for (slot, value) in values.enumerated() where value is [NSManagedObjectID] { values[slot] = nil }
         TransformableValues.decode(&values, layout: entity.layout)

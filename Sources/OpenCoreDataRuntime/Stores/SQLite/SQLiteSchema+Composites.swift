@@ -63,7 +63,7 @@ extension SQLiteStore {
     /// Reads the composite attributes of a row selected with the table's `selectList` (starting at
     /// column `offset`) into their slots: a dictionary per composite, nil when every column is NULL.
     func decodeComposites(
-        _ statement: SQLiteStatement, _ mapping: SQLiteSchema.EntityMapping, offset: Int32, into values: inout ContiguousArray<Any?>
+        _ statement: SQLiteStatement, _ mapping: SQLiteSchema.EntityMapping, offset: Int32, into values: inout RowValues
     ) {
         for composite in mapping.compositeSlots {
             var dictionary: [String: Any] = [:]
@@ -84,7 +84,7 @@ extension SQLiteStore {
     /// Binds the flattened columns of `values`' composite attributes from parameter `index` on;
     /// returns the next parameter index.
     func bindComposites(
-        _ values: ContiguousArray<Any?>, _ mapping: SQLiteSchema.EntityMapping, _ statement: SQLiteStatement, from index: Int32
+        _ values: RowValues, _ mapping: SQLiteSchema.EntityMapping, _ statement: SQLiteStatement, from index: Int32
     ) -> Int32 {
         var index = index
         for composite in mapping.compositeSlots {

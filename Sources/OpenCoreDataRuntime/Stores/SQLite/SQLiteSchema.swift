@@ -142,7 +142,8 @@ final class SQLiteSchema {
                 return true
             },
             slotCount: entity.layout.properties.count, hasComposites: !compositeSlots.isEmpty,
-            hasTransformables: !entity.layout.transformableSlots.isEmpty, root: ObjectIdentifier(entity.rootEntity))
+            hasTransformables: !entity.layout.transformableSlots.isEmpty, rowLayout: entity.layout.rowLayout,
+            root: ObjectIdentifier(entity.rootEntity))
 
         /// An UPDATE that writes `Z_OPT` and the columns of the given `slots` entries only (for an
         /// object whose other columns did not change).

@@ -142,7 +142,11 @@ extension SQLiteStore {
         var results: [Any] = []
         let asFault = request.returnsObjectsAsFaults && allInSQL
         var lastNumber: Int64 = -1
-        var last: (mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan, layout: EntityLayout)?
+        // The current rows' entity: separate variables, not an optional tuple, which was copied out
+        // (a retain and a release of each part) for every row.
+        var rowMapping: SQLiteSchema.EntityMapping?
+        var rowPlan: SQLiteSchema.EntityMapping.RowPlan!
+        var layout: EntityLayout!
         // The rows' identities: their objects make their IDs only if asked for.
         var offer: FaultConstruction.RowOffer?
         while try statement.step() {
@@ -150,13 +154,15 @@ extension SQLiteStore {
             let number = statement.int64(1)
             if number != lastNumber {
                 lastNumber = number
-                last = schema.mapping(forNumber: number).map { ($0, $0.rowPlan, $0.entity.layout) }
+                rowMapping = schema.mapping(forNumber: number)
+                rowPlan = rowMapping?.rowPlan
+                layout = rowMapping?.entity.layout
             }
-            guard let (rowMapping, plan, layout) = last else { continue }
-            let values = decodeRow(statement, mapping: rowMapping, plan: plan, offset: 0)
+            guard let rowMapping else { continue }
+            let values = decodeRow(statement, mapping: rowMapping, plan: rowPlan, offset: 0)
             let key = statement.int64(0)
             let object: NSManagedObject
-            if !plan.hasTransformables {
+            if !rowPlan.hasTransformables {
                 if offer == nil { offer = FaultConstruction.RowOffer(store: _objectIDStore, entity: rowMapping.entity) }
                 offer!.entity = rowMapping.entity
                 offer!.key = key
@@ -164,7 +170,7 @@ extension SQLiteStore {
                     offer!, layout: layout, values: values, version: statement.int64(2), asFault: asFault)
             } else {
                 // The transformable check names the row's ID in its error.
-                let id = rowID(entity: rowMapping.entity, pk: key, root: plan.root)
+                let id = rowID(entity: rowMapping.entity, pk: key, root: rowPlan.root)
                 try TransformableValues.checkDecoded(values, layout: layout, objectID: id)
                 object = context._registerFetchedObject(
                     objectID: id, values: values, version: statement.int64(2), asFault: asFault)
@@ -282,7 +288,7 @@ extension SQLiteStore {
 
     /// A dictionary result: the requested attributes (and to-one IDs) that are not nil.
     private func dictionary(
-        _ values: ContiguousArray<Any?>, entity: NSEntityDescription, request: NSFetchRequest<any NSFetchRequestResult>
+        _ values: RowValues, entity: NSEntityDescription, request: NSFetchRequest<any NSFetchRequestResult>
     ) -> NSDictionary {
         let layout = entity.layout
         let names =

@@ -13,6 +13,8 @@ extension SQLiteSchema.EntityMapping {
         let slotCount: Int
         let hasComposites: Bool
         let hasTransformables: Bool
+        /// The entity's layout of a row's values.
+        let rowLayout: RowLayout
         /// The root entity's identity, for the rows' object IDs.
         let root: ObjectIdentifier
     }
@@ -24,21 +26,13 @@ extension SQLiteStore {
     func decodeRow(
         _ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan,
         offset: Int32
-    ) -> ContiguousArray<Any?> {
-        // Allocated by `reserveCapacity`, which Swift specializes for `Any?` in this module, and filled
-        // with `nil` literals: `init(unsafeUninitializedCapacity:)` and `init(repeating:count:)` allocate
-        // through a generic standard-library function that looks the storage class up in the
-        // runtime's metadata cache for every row (about 360 instructions), and the latter copies its
-        // `nil` through `Any?`'s value witness per slot (callgrind case 2). The plain columns are
-        // then decoded straight into the storage, over `nil` slots (which own nothing), with no
-        // generic copy or destroy.
-        var values = ContiguousArray<Any?>()
-        values.reserveCapacity(plan.slotCount)
-        for _ in 0..<plan.slotCount { values.append(nil) }
-        values.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
+    ) -> RowValues {
+        // The plain columns are decoded straight into their typed fields (``RowStorage/initialize(_:to:)``),
+        // over slots that hold nil.
+        var values = RowValues(for: plan.rowLayout)
+        values.withUniqueStorage { storage in
             for plain in plan.plainColumns {
-                decodePlain(statement, offset + 3 + plain.column, plain.type, into: base + plain.slot)
+                decodePlain(statement, offset + 3 + plain.column, plain.type, into: storage, slot: plain.slot)
             }
         }
         for slot in plan.otherSlots {
@@ -75,7 +69,7 @@ extension SQLiteStore {
     /// user (`SQLITE_OPEN_NOMUTEX`; the store serializes its use), before the next step.
     @inline(__always)
     private func decodePlain(
-        _ statement: SQLiteStatement, _ column: Int32, _ type: NSAttributeType, into slot: UnsafeMutablePointer<Any?>
+        _ statement: SQLiteStatement, _ column: Int32, _ type: NSAttributeType, into storage: RowStorage, slot: Int
     ) {
         guard let value = sqlite3_column_value(statement.handle, column) else { return }
         if type == .stringAttributeType {
@@ -83,21 +77,21 @@ extension SQLiteStore {
             // text that is not NULL (out of memory) reads as empty, as `text(_:)` does.
             if let pointer = sqlite3_value_text(value) {
                 let count = Int(sqlite3_value_bytes(value))
-                slot.initialize(to: String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
+                storage.initialize(slot, to: String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
             } else if sqlite3_value_type(value) != SQLITE_NULL {
-                slot.initialize(to: "")
+                storage.initialize(slot, to: "")
             }
             return
         }
         if sqlite3_value_type(value) == SQLITE_NULL { return }
         switch type {
-        case .integer64AttributeType: slot.initialize(to: sqlite3_value_int64(value))
-        case .integer16AttributeType: slot.initialize(to: Int16(truncatingIfNeeded: sqlite3_value_int64(value)))
-        case .integer32AttributeType: slot.initialize(to: Int32(truncatingIfNeeded: sqlite3_value_int64(value)))
-        case .booleanAttributeType: slot.initialize(to: sqlite3_value_int64(value) != 0)
-        case .doubleAttributeType: slot.initialize(to: sqlite3_value_double(value))
-        case .dateAttributeType: slot.initialize(to: Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
-        default: slot.initialize(to: decodeAttribute(statement, column, type))
+        case .integer64AttributeType: storage.initialize(slot, to: sqlite3_value_int64(value))
+        case .integer16AttributeType: storage.initialize(slot, to: Int16(truncatingIfNeeded: sqlite3_value_int64(value)))
+        case .integer32AttributeType: storage.initialize(slot, to: Int32(truncatingIfNeeded: sqlite3_value_int64(value)))
+        case .booleanAttributeType: storage.initialize(slot, to: sqlite3_value_int64(value) != 0)
+        case .doubleAttributeType: storage.initialize(slot, to: sqlite3_value_double(value))
+        case .dateAttributeType: storage.initialize(slot, to: Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
+        default: storage.setValue(decodeAttribute(statement, column, type), at: slot)
         }
     }
 }

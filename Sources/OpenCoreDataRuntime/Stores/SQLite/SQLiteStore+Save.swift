@@ -180,12 +180,10 @@ extension SQLiteStore {
             index = 2
         }
         let values = object._values
-        try values.withUnsafeBufferPointer { buffer in
-            if let only {
-                for entry in only { try bindSlot(mapping.slots[entry], of: object, buffer, statement, &index) }
-            } else {
-                for slot in mapping.slots { try bindSlot(slot, of: object, buffer, statement, &index) }
-            }
+        if let only {
+            for entry in only { try bindSlot(mapping.slots[entry], of: object, values, statement, &index) }
+        } else {
+            for slot in mapping.slots { try bindSlot(slot, of: object, values, statement, &index) }
         }
         if only == nil, !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
         if !insert {
@@ -217,25 +215,25 @@ extension SQLiteStore {
     /// `index` past them. (A method with `inout`, not a nested function capturing the index: a
     /// captured `var` is boxed and checked for exclusive access at run time on every use.)
     private func bindSlot(
-        _ slot: SQLiteSchema.SlotMapping, of object: NSManagedObject, _ buffer: UnsafeBufferPointer<Any?>,
+        _ slot: SQLiteSchema.SlotMapping, of object: NSManagedObject, _ values: RowValues,
         _ statement: SQLiteStatement, _ index: inout Int32
     ) throws {
-        let inRange = slot.slot < buffer.count
+        let inRange = slot.slot < values.count
         switch slot.kind {
         case .attribute(.transformableAttributeType):
-            let value = inRange ? buffer[slot.slot] : nil
+            let value = inRange ? values[slot.slot] : nil
             let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
             bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
             index += 1
         case .attribute(let type):
             if !inRange {
                 statement.bindNull(index)
-            } else if !Self.bindInPlace(UnsafeRawPointer(buffer.baseAddress! + slot.slot), type, statement, index) {
-                bindAttribute(buffer[slot.slot], type, statement, index)
+            } else if !Self.bindInPlace(values, slot.slot, type, statement, index) {
+                bindAttribute(values[slot.slot], type, statement, index)
             }
             index += 1
         case .toOne(_, let entityColumn):
-            let value = inRange ? buffer[slot.slot] : nil
+            let value = inRange ? values[slot.slot] : nil
             let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
             if let destination, let destinationKey = destination.primaryKey {
                 statement.bind(destinationKey, index)
@@ -248,23 +246,22 @@ extension SQLiteStore {
         }
     }
 
-    /// Binds the attribute value stored at `pointer` (an `Any?` slot of an object's values) where it
-    /// lies, in the common cases: `nil`, or a value of the attribute's own type held inline in the
-    /// existential container (the layout ``ValueConversion/exactly(_:as:)`` describes; `nil` is a
-    /// null metadata word, the first extra inhabitant `Optional` takes). Binds as ``bindAttribute(_:_:_:_:)``
-    /// would and returns `true`; returns `false` for anything else, for the caller to bind as usual.
+    /// Binds the attribute value in slot `slot` where it lies, in the common cases: `nil`, or a value
+    /// of the attribute's own type in its typed field (``RowValues``). Binds as
+    /// ``bindAttribute(_:_:_:_:)`` would and returns `true`; returns `false` for anything else, for
+    /// the caller to bind as usual.
     ///
-    /// Copying each `Any?` out of the values and into `bindAttribute` (and destroying both copies)
-    /// was most of the save's per-attribute cost.
+    /// Copying each value out as `Any?` and into `bindAttribute` (and destroying both copies) was
+    /// most of the save's per-attribute cost.
     @inline(__always)
     private static func bindInPlace(
-        _ pointer: UnsafeRawPointer, _ type: NSAttributeType, _ statement: SQLiteStatement, _ index: Int32
+        _ values: RowValues, _ slot: Int, _ type: NSAttributeType, _ statement: SQLiteStatement, _ index: Int32
     ) -> Bool {
-        if ValueConversion.metadata(ofContainerAt: pointer) == nil {
+        if values.isNil(slot) {
             statement.bindNull(index)
             return true
         }
-        func value<T>(_: T.Type) -> T? { ValueConversion.loadExactly(pointer, as: T.self) }
+        func value<T>(_: T.Type) -> T? { values.exactly(slot, as: T.self) }
         switch type {
         case .integer64AttributeType: guard let v = value(Int64.self) else { return false }; statement.bind(v, index)
         case .integer32AttributeType: guard let v = value(Int32.self) else { return false }; statement.bind(Int64(v), index)

@@ -169,7 +169,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     /// The slot values and version of one row, or `nil` if the row is gone.
-    func loadRow(_ objectID: NSManagedObjectID) throws -> (ContiguousArray<Any?>, Int64)? {
+    func loadRow(_ objectID: NSManagedObjectID) throws -> (RowValues, Int64)? {
         guard let pk = objectID.primaryKey, let mapping = schema.mapping(for: objectID.entity) else { return nil }
         let connection = try db()
         let statement = try connection.prepare(mapping.table.selectByPrimaryKey)
@@ -219,9 +219,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     // MARK: Values
 
     /// Decodes a row selected with the table's `selectList` (starting at column `offset`) into slots.
-    func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> ContiguousArray<
-        Any?
-    > {
+    func decodeRow(_ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, offset: Int32) -> RowValues {
         decodeRow(statement, mapping: mapping, plan: mapping.rowPlan, offset: offset)
     }
 

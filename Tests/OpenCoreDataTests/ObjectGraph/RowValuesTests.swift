@@ -1,0 +1,109 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataTestSupport
+@testable import OpenCoreDataRuntime
+import Testing
+
+/// An object's values are stored in typed fields (`RowValues`) but read and written as `Any?`, as
+/// the `ContiguousArray<Any?>` they replace was: these check that nothing a slot is given changes
+/// type, that copies are independent, and that references are released.
+@Suite("Row values in typed fields")
+struct RowValuesTests {
+    /// int64, string, int16, double, bool, date, decimal (an `Any` field), float, int32.
+    private static let layout = RowLayout(attributeTypes: [
+        .integer64AttributeType, .stringAttributeType, .integer16AttributeType, .doubleAttributeType,
+        .booleanAttributeType, .dateAttributeType, .decimalAttributeType, .floatAttributeType, .integer32AttributeType, nil,
+    ])
+
+    private final class Marker {}
+
+    @Test func valuesOfTheSlotsTypesReadBackExactly() {
+        var values = RowValues(for: Self.layout)
+        #expect(values.count == 10)
+        #expect(values.allSatisfy { $0 == nil })
+        let date = Date(timeIntervalSinceReferenceDate: 12.5)
+        values[0] = Int64(-7)
+        values[1] = "a string longer than fifteen bytes, so it lives on the heap"
+        values[2] = Int16(3)
+        values[3] = 2.5
+        values[4] = true
+        values[5] = date
+        values[6] = Decimal(string: "1.25")!
+        values[7] = Float(0.5)
+        values[8] = Int32(9)
+        #expect(values[0] as? Int64 == -7 && type(of: values[0]!) == Int64.self)
+        #expect(values[1] as? String == "a string longer than fifteen bytes, so it lives on the heap")
+        #expect(type(of: values[2]!) == Int16.self && values[2] as? Int16 == 3)
+        #expect(values[3] as? Double == 2.5 && values[4] as? Bool == true && values[5] as? Date == date)
+        #expect(values[6] as? Decimal == Decimal(string: "1.25"))
+        #expect(type(of: values[7]!) == Float.self && type(of: values[8]!) == Int32.self)
+        #expect(values.exactly(0, as: Int64.self) == -7)
+        #expect(values.exactly(0, as: Int.self) == nil)  // no answer for another type: the caller converts
+        #expect(values.exactly(2, as: Int16.self) == 3)
+        #expect(values.exactly(5, as: Date.self) == date)
+        values[0] = nil
+        #expect(values[0] == nil && values.isNil(0) && values.exactly(0, as: Int64.self) == nil)
+    }
+
+    @Test func aValueOfAnotherTypeIsKeptAsItWasGiven() {
+        var values = RowValues(for: Self.layout)
+        values[0] = 42  // an Int in an Int64 attribute's slot
+        values[1] = NSNumber(value: 5)  // not a String at all
+        values[3] = NSNull()
+        #expect(type(of: values[0]!) == Int.self && values[0] as? Int == 42)
+        #expect(values.exactly(0, as: Int64.self) == nil)
+        #expect(values.exactly(0, as: Int.self) == 42)
+        #expect(values[1] is NSNumber && values[3] is NSNull)
+        // Replacing it with a value of the slot's type, then nil, leaves nothing on the side.
+        values[0] = Int64(1)
+        #expect(type(of: values[0]!) == Int64.self)
+        values[1] = nil
+        #expect(values[1] == nil)
+    }
+
+    @Test func aCopyIsIndependentOfTheOriginal() {
+        var original = RowValues(for: Self.layout)
+        original[1] = "before, and long enough to be a heap string"
+        original[9] = [1, 2, 3]
+        original[0] = 7  // Int, on the side
+        var copy = original
+        copy[1] = "after"
+        copy[9] = nil
+        copy[0] = Int64(8)
+        #expect(original[1] as? String == "before, and long enough to be a heap string")
+        #expect(original[9] as? [Int] == [1, 2, 3])
+        #expect(original[0] as? Int == 7)
+        #expect(copy[1] as? String == "after" && copy[9] == nil && copy[0] as? Int64 == 8)
+    }
+
+    @Test func referencesAreReleasedWithTheLastCopy() {
+        weak var watched: Marker?
+        do {
+            var values = RowValues(for: Self.layout)
+            let marker = Marker()
+            watched = marker
+            values[9] = marker
+            values[0] = marker  // on the side: not an Int64
+            var copy = values
+            copy[2] = Int16(1)  // forces a copy of the storage holding the reference
+            values = RowValues()
+            #expect(watched != nil)
+            #expect(copy[9] as AnyObject? === marker)
+        }
+        #expect(watched == nil)
+    }
+
+    @Test func aFetchedObjectsValuesReadAsTheyWereSaved() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: TestModels.graph())
+        let context = store.newContext()
+        insertObject("Item", ["uid": Int64(3)], into: context)
+        try context.save()
+        let reader = store.newContext()
+        let item = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item")).first)
+        #expect(item.value(forKey: "uid") as? Int64 == 3)
+        // The fetched row's storage is shared with its snapshot until the object changes.
+        item.setValue(Int64(4), forKey: "uid")
+        #expect(item.value(forKey: "uid") as? Int64 == 4)
+        #expect(item.committedValues(forKeys: ["uid"])["uid"] as? Int64 == 3)
+    }
+}
