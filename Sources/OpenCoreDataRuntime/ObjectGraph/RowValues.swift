@@ -72,6 +72,9 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         if let value { storage.initialize(slot, to: value) }
     }
 
+    /// The storage, for tests that measure its allocation.
+    package var storageForTesting: AnyObject? { storage }
+
     /// Runs `body` with the storage, made unique first, for writes into slots known to hold nil
     /// (``RowStorage/initialize(_:to:)``).
     @inline(__always)

@@ -3,6 +3,9 @@ import OpenCoreData
 import OpenCoreDataTestSupport
 @testable import OpenCoreDataRuntime
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An object's values are stored in typed fields (`RowValues`) but read and written as `Any?`, as
 /// the `ContiguousArray<Any?>` they replace was: these check that nothing a slot is given changes
@@ -107,3 +110,56 @@ struct RowValuesTests {
         #expect(item.committedValues(forKeys: ["uid"])["uid"] as? Int64 == 3)
     }
 }
+
+/// The changed-slot set keeps slots below 64 in a word of its own and the others in an array.
+@Suite("Changed-slot sets")
+struct SlotSetTests {
+    @Test func slotsOnBothSidesOfTheInlineWordAreKeptInOrder() {
+        var set = SlotSet()
+        #expect(set.isEmpty && Array(set).isEmpty)
+        for slot in [200, 3, 63, 64, 0, 130, 3] { set.insert(slot) }
+        #expect(Array(set) == [0, 3, 63, 64, 130, 200])
+        #expect(set.contains(63) && set.contains(64) && set.contains(200) && !set.contains(65) && !set.contains(1))
+        #expect(!set.contains(-1) && !set.contains(10_000))
+        set.removeAll()
+        #expect(set.isEmpty && Array(set).isEmpty && !set.contains(64))
+        set.insert(70)
+        #expect(Array(set) == [70] && !set.isEmpty)
+    }
+}
+
+#if canImport(Glibc)
+/// Memory per object: the object and its values' storage stay in the allocation sizes measured for
+/// the benchmarks (glibc's `malloc_usable_size`; Swift allocates objects with `malloc`).
+@Suite("Object allocation sizes")
+struct ObjectAllocationSizeTests {
+    /// glibc's `malloc_usable_size`, which Swift's Glibc module does not export.
+    private func usableSize(_ object: AnyObject) throws -> Int {
+        typealias Function = @convention(c) (UnsafeMutableRawPointer?) -> Int
+        let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
+        return unsafeBitCast(symbol, to: Function.self)(Unmanaged.passUnretained(object).toOpaque())
+    }
+
+    @Test func anObjectAndItsValuesStayInTheirAllocations() throws {
+        let entity = NSEntityDescription(name: "Row", managedObjectClassName: "NSManagedObject", properties: [
+            NSAttributeDescription(name: "id", type: .integer64AttributeType),
+            NSAttributeDescription(name: "name", type: .stringAttributeType),
+            NSAttributeDescription(name: "rank", type: .integer16AttributeType),
+            NSAttributeDescription(name: "score", type: .doubleAttributeType),
+            NSAttributeDescription(name: "weight", type: .doubleAttributeType),
+            NSAttributeDescription(name: "createdAt", type: .dateAttributeType),
+            NSAttributeDescription(name: "flag", type: .booleanAttributeType),
+            NSAttributeDescription(name: "note", type: .stringAttributeType),
+        ])
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let object = NSManagedObject(entity: entity, insertInto: nil)
+        object.setValue(Int64(1), forKey: "id")  // gives the object values of its own
+        // 120 usable bytes: a 128-byte chunk. One more stored word moves every object to 144.
+        #expect(try usableSize(object) <= 120)
+        let storage = try #require(object._values.storageForTesting)
+        // Eight attributes in typed fields: 144 bytes with the header (a 160-byte chunk); as `Any?` slots they took 288.
+        #expect(try usableSize(storage) <= 152)
+    }
+}
+#endif
