@@ -65,7 +65,7 @@ extension NSManagedObjectContext {
             object._changedSlots.removeAll()
         }
         for object in deletedNow {
-            registry.remove(object.objectID)
+            registry.remove(object)
             object._context = nil
         }
         inserted.removeAll()

@@ -247,8 +247,13 @@ package struct ObjectRegistry {
     }
 
     /// Removes the entry for `id`.
-    package func remove(_ id: NSManagedObjectID) {
-        let location = Location(id)
+    package func remove(_ id: NSManagedObjectID) { remove(at: Location(id)) }
+
+    /// Removes `object`'s entry, found without making its ID if it has none yet (a deleted fetched
+    /// object at save: making its ID cost about 650 instructions, callgrind case 6).
+    package func remove(_ object: NSManagedObject) { remove(at: Location(object)) }
+
+    private func remove(at location: Location) {
         let released = table.withLock { table in
             table.replace(at: location, with: nil).map { table.forgetInSet($0, except: nil) } ?? (nil, nil)
         }

@@ -242,6 +242,22 @@ struct ObjectRegistryTests {
         #expect(try context.existingObject(with: ids[2]) === objects[2])
     }
 
+    /// Saving the changes of fetched objects uses their rows' keys: their IDs stay unmade, and the
+    /// rows are written. A deleted object leaves the registry (found there by its row too).
+    @Test
+    func savingFetchedObjectsDoesNotMakeTheirIDs() throws {
+        let store = try seededStore(NSSQLiteStoreType, count: 3)
+        let context = store.newContext()
+        let objects = try items(context)
+        objects[0].setValue(Int64(10), forKey: "uid")
+        context.delete(objects[2])
+        try context.save()
+        #expect(objects[0]._lazyRowKey != nil, "no ID made by the save")
+        #expect(context.registeredObjects.count == 2 && !context.registeredObjects.contains(objects[2]))
+        let reader = store.newContext()
+        #expect(try items(reader).map { $0.value(forKey: "uid") as? Int64 } == [1, 10])
+    }
+
     /// Several threads asking a fetched object for its ID at once all get the same instance.
     @Test
     func threadsAskingForAFetchedObjectsIDAtOnceGetOneID() throws {

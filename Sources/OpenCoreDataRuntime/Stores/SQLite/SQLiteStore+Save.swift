@@ -19,7 +19,7 @@ extension SQLiteStore {
         // Rows go in primary-key order (appends to the table's B-tree); keys are read once.
         let byKey = { (list: [NSManagedObject]) -> [NSManagedObject] in
             guard !list.isEmpty else { return [] }
-            var keys = list.map { $0.objectID.primaryKey ?? 0 }
+            var keys = list.map { $0._lazyRowKey ?? $0.objectID.primaryKey ?? 0 }  // an ID not made yet stays unmade
             if zip(keys, keys.dropFirst()).allSatisfy({ $0 <= $1 }) { return list }  // inserts usually are
             var order = Array(list.indices)
             order.sort { keys[$0] < keys[$1] }
@@ -146,7 +146,10 @@ extension SQLiteStore {
 
     private func primaryKey(of object: NSManagedObject) throws -> Int64 {
         // The coordinator routes objects by store, so only the key is checked here (a weak-reference
-        // load of the ID's store per row is measurable at 100k rows).
+        // load of the ID's store per row is measurable at 100k rows). A fetched object whose ID was
+        // never asked for has its row's key: making the ID here cost about 650 instructions and 80
+        // bytes per saved object (callgrind cases 5 and 6).
+        if let key = object._lazyRowKey { return key }
         guard let pk = object.objectID.primaryKey else {
             throw OpenCoreDataError(
                 .persistentStoreSave, "the object has no permanent ID in this store", entityName: object.entity.name,
