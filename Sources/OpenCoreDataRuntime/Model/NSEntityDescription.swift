@@ -129,7 +129,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [entity(forEntityName:in:)](https://developer.apple.com/documentation/coredata/nsentitydescription/entity(forentityname:in:))
     open class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
-        context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[entityName]
+        context.persistentStoreCoordinator?.managedObjectModel._entity(named: entityName)
     }
 
     /// Creates an object of the named entity and inserts it in `context`.

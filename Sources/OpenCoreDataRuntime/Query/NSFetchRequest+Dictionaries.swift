@@ -31,7 +31,9 @@ package enum FetchDictionaryResults {
     package static func validate(_ request: NSFetchRequest<any NSFetchRequestResult>, entity: NSEntityDescription)
         throws
     {
-        for item in (request.propertiesToFetch ?? []) + (request.propertiesToGroupBy ?? []) {
+        let fetched = request.propertiesToFetch, grouped = request.propertiesToGroupBy
+        if fetched == nil, grouped == nil { return }  // most requests: no array to concatenate
+        for item in (fetched ?? []) + (grouped ?? []) {
             let column = try column(item, entity: entity)
             if let keyPath = column.keyPath { try entity._ocdValidateKeyPath(keyPath) }
         }

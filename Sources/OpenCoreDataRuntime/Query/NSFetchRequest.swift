@@ -140,12 +140,11 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         return try context.fetch(self)
     }
 
-    /// A type-erased copy sharing this request's settings, as stores receive it.
-    package func erased() -> NSFetchRequest<any NSFetchRequestResult> {
-        if let same = self as? NSFetchRequest<any NSFetchRequestResult> { return same }
-        let copy = NSFetchRequest<any NSFetchRequestResult>()
-        copy.copySettings(from: self)
-        return copy
+    /// Sets the entity a context resolved for this request (a fresh copy no one else sees): as the
+    /// ``entity`` setter, but the name is only written when it differs.
+    package final func _setResolvedEntity(_ entity: NSEntityDescription) {
+        _entity = entity
+        if let name = entity.name, name != entityName { entityName = name }
     }
 
     /// Copies every setting of `other`.

@@ -160,15 +160,8 @@ package struct SubstitutionVariables {
 
     /// The template slot `name` stands for (`%` and decimal digits), if any.
     func slot(_ name: String) -> NSExpression? {
-        guard !slots.isEmpty else { return nil }
-        var utf8 = name.utf8.makeIterator()
-        guard utf8.next() == UInt8(ascii: "%") else { return nil }
-        var index = 0
-        while let byte = utf8.next() {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), index < slots.count else { return nil }
-            index = index * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return index < slots.count ? slots[index] : nil
+        guard !slots.isEmpty, let index = PredicateTemplates.slotIndex(name), index < slots.count else { return nil }
+        return slots[index]
     }
 }
 

@@ -8,7 +8,7 @@ package enum PredicateEvaluator {
     // MARK: Comparisons
 
     package static func evaluate(_ predicate: NSComparisonPredicate, object: Any?, scope: EvaluationScope) -> Bool {
-        if let direct = predicate._direct, let result = direct.evaluate(object, hint: predicate._slotHint) { return result }
+        if let result = predicate._evaluateDirect(object) { return result }
         let lhs = value(of: predicate.leftExpression, object: object, scope: scope)
         let rhs = value(of: predicate.rightExpression, object: object, scope: scope)
         let type = predicate.predicateOperatorType

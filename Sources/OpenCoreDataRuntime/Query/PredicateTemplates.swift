@@ -18,9 +18,84 @@ enum PredicateTemplates {
     /// Thrown while parsing a template where the parse would depend on an argument's value.
     struct ValueDependent: Error {}
 
+    /// A cache entry. One class reference, so that taking an entry out of the cache is one retain.
     private enum Entry {
-        case template(NSPredicate, slots: [Slot], validations: TemplateValidations)
+        case template(Template)
         case unusable
+    }
+
+    /// A parsed template and what instantiating it needs.
+    private final class Template: Sendable {
+        let predicate: NSPredicate
+        let slots: [Slot]
+        let validations = TemplateValidations()
+        /// Set when the template is one comparison whose sides are each a slot or a leaf: its
+        /// instances are then made directly, not by the substitution walk (which looked at each
+        /// side's node and each slot's name: about 700 instructions an instance, callgrind case 4).
+        let comparison: Comparison?
+
+        init(predicate: NSPredicate, slots: [Slot]) {
+            self.predicate = predicate
+            self.slots = slots
+            comparison = Comparison(predicate, slotCount: slots.count)
+        }
+    }
+
+    /// A one-comparison template's operator and sides.
+    private struct Comparison: Sendable {
+        let left: Side
+        let right: Side
+        let modifier: NSComparisonPredicate.Modifier
+        let type: NSComparisonPredicate.Operator
+        let options: NSComparisonPredicate.Options
+
+        init?(_ predicate: NSPredicate, slotCount: Int) {
+            guard Swift.type(of: predicate) == NSComparisonPredicate.self, let comparison = predicate as? NSComparisonPredicate,
+                let left = Side(comparison.leftExpression, slotCount: slotCount),
+                let right = Side(comparison.rightExpression, slotCount: slotCount)
+            else { return nil }
+            (self.left, self.right) = (left, right)
+            modifier = comparison.comparisonPredicateModifier
+            type = comparison.predicateOperatorType
+            options = comparison.options
+        }
+
+        /// The instance with `slots`: what `_substituting` makes of the template.
+        func instance(_ slots: [NSExpression]) -> NSPredicate {
+            NSComparisonPredicate(
+                leftExpression: left.expression(slots), rightExpression: right.expression(slots), modifier: modifier,
+                type: type, options: options)
+        }
+    }
+
+    /// One side of a one-comparison template, as substitution treats it.
+    private enum Side: Sendable {
+        /// The slot `%i`: the instance's `slots[i]`.
+        case slot(Int)
+        /// A key path without an operand: substitution makes a new expression with the same path.
+        case keyPath(String)
+        /// An expression substitution returns as it is (a constant, a `$variable`, `SELF`).
+        case same(NSExpression)
+
+        init?(_ expression: NSExpression, slotCount: Int) {
+            switch expression._node {
+            case .variable(let name):
+                guard let index = PredicateTemplates.slotIndex(name) else { self = .same(expression); return }
+                guard index < slotCount else { return nil }
+                self = .slot(index)
+            case .keyPath(nil, let path): self = .keyPath(path)
+            case .constant, .symbolic, .evaluatedObject, .anyKey: self = .same(expression)
+            default: return nil
+            }
+        }
+
+        func expression(_ slots: [NSExpression]) -> NSExpression {
+            switch self {
+            case .slot(let index): slots[index]
+            case .keyPath(let path): NSExpression(_node: .keyPath(operand: nil, path: path))
+            case .same(let expression): expression
+            }
+        }
     }
 
     /// A template slot: its specifier (for the parser's conversions and messages), and which of
@@ -69,6 +144,49 @@ enum PredicateTemplates {
             }
             return try? PredicateParser.argumentExpression(token, value: value, format: format)
         }
+
+        /// The key path expression for `path`: the one made last, when `path` is the same. A loop
+        /// passes one key over and over, and an expression is immutable, so instances can share it
+        /// (making one and freeing it with its predicate was about 400 instructions an instance,
+        /// callgrind case 4).
+        private func keyPathExpression(_ path: String) -> NSExpression {
+            lastKeyPath.withLock { last in
+                if let last, last.path == path { return last.expression }
+                let made = NSExpression(_node: .keyPath(operand: nil, path: path))
+                last = (path, made)
+                return made
+            }
+        }
+
+        private let lastKeyPath = Locked<(path: String, expression: NSExpression)?>(nil)
+
+        /// ``expression(_:format:)`` for `arguments[index]` when it is exactly a `String` (`%K`, `%@`)
+        /// or an `Int` or `Int64` (an integer specifier), read in place: the general path copies the
+        /// argument out of the array and through ``PredicateParser/argumentValue(_:)`` (about 250
+        /// instructions a slot, callgrind case 4). Such values are neither optionals nor `NSNull`, so
+        /// that reading changes nothing. `nil` when the argument is of another type.
+        func expression(in arguments: [Any?], at index: Int) -> NSExpression? {
+            switch conversion {
+            case .keyPath:
+                if let path = ValueConversion.exactly(in: arguments, at: index, as: String.self) {
+                    return keyPathExpression(path)
+                }
+            case .integer:
+                if let integer = ValueConversion.exactly(in: arguments, at: index, as: Int64.self) {
+                    return NSExpression(_node: .constant(Int(integer)))
+                }
+                if let integer = ValueConversion.exactly(in: arguments, at: index, as: Int.self) {
+                    return NSExpression(_node: .constant(integer))
+                }
+            case .object:
+                if let string = ValueConversion.exactly(in: arguments, at: index, as: String.self) {
+                    return NSExpression(_node: .constant(string))
+                }
+            case .other:
+                break
+            }
+            return nil
+        }
     }
 
     /// The last format used, checked before the dictionary: a loop uses one format over and over,
@@ -87,6 +205,20 @@ enum PredicateTemplates {
         index < slotNames.count ? slotNames[index] : "%\(index)"
     }
 
+    /// The index of the slot variable `name` (`%` and decimal digits), if it is one.
+    static func slotIndex(_ name: String) -> Int? {
+        var utf8 = name.utf8.makeIterator()
+        guard utf8.next() == UInt8(ascii: "%") else { return nil }
+        var index = 0
+        var digits = 0
+        while let byte = utf8.next() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 9 else { return nil }
+            index = index * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits > 0 ? index : nil
+    }
+
     /// Whether `expression` is a template slot.
     static func isSlot(_ expression: NSExpression) -> Bool {
         if case .variable(let name) = expression._node { return name.utf8.first == UInt8(ascii: "%") }
@@ -96,13 +228,18 @@ enum PredicateTemplates {
     /// The predicate `format` with `arguments`, from the cached template; `nil` when the format must
     /// be parsed directly (see the type's documentation).
     static func predicate(_ format: String, arguments: [Any]) -> NSPredicate? {
-        instantiate(format, count: arguments.count) { PredicateParser.argumentValue(arguments[$0]) }
+        instantiate(format, count: arguments.count) { slot, index in
+            slot.expression(PredicateParser.argumentValue(arguments[index]), format: format)
+        }
     }
 
     /// ``predicate(_:arguments:)`` with `NSPredicate(format:_:)`'s optional arguments, without
     /// first making them an array of non-optionals.
     static func predicate(_ format: String, optionalArguments arguments: [Any?]) -> NSPredicate? {
-        instantiate(format, count: arguments.count) { arguments[$0].flatMap(PredicateParser.argumentValue) }
+        instantiate(format, count: arguments.count) { slot, index in
+            slot.expression(in: arguments, at: index)
+                ?? slot.expression(arguments[index].flatMap(PredicateParser.argumentValue), format: format)
+        }
     }
 
     private static func entry(_ format: String) -> Entry {
@@ -112,21 +249,27 @@ enum PredicateTemplates {
         return entry
     }
 
-    private static func instantiate(_ format: String, count: Int, argument: (Int) -> Any?) -> NSPredicate? {
-        guard case .template(let template, let slots, let validations) = entry(format) else { return nil }
-        if slots.isEmpty { return template }  // immutable: shared
-        var expressions: [NSExpression] = []
-        expressions.reserveCapacity(slots.count)
+    /// The template's instance whose slot `i` is `expression(slots[i], i)`; `nil` if one of them is.
+    private static func instantiate(
+        _ format: String, count: Int, expression: (Slot, Int) -> NSExpression?
+    ) -> NSPredicate? {
+        guard case .template(let template) = entry(format) else { return nil }
+        let slots = template.slots
+        if slots.isEmpty { return template.predicate }  // immutable: shared
         // Specifiers are numbered in order, so slot `%i` is the i-th specifier and argument.
         guard slots.count <= count else { return nil }
+        var expressions: [NSExpression] = []
+        expressions.reserveCapacity(slots.count)
         for index in slots.indices {
-            guard let expression = slots[index].expression(argument(index), format: format) else { return nil }
+            guard let expression = expression(slots[index], index) else { return nil }
             expressions.append(expression)
         }
-        let predicate = template._substituting(SubstitutionVariables(named: [:], slots: expressions))
-        if predicate !== template {  // never mark the shared template itself
+        let predicate =
+            template.comparison?.instance(expressions)
+            ?? template.predicate._substituting(SubstitutionVariables(named: [:], slots: expressions))
+        if predicate !== template.predicate {  // never mark the shared template itself
             predicate._templateOrigin = PredicateTemplateOrigin(
-                template: template, slots: expressions, validations: validations)
+                template: template.predicate, slots: expressions, validations: template.validations)
         }
         return predicate
     }
@@ -139,7 +282,7 @@ enum PredicateTemplates {
     private static func store(_ format: String) -> Entry {
         let entry: Entry
         if let (template, tokens) = try? PredicateParser.parseTemplate(format) {
-            entry = .template(template, slots: tokens.map(Slot.init), validations: TemplateValidations())
+            entry = .template(Template(predicate: template, slots: tokens.map(Slot.init)))
         } else {
             entry = .unusable
         }

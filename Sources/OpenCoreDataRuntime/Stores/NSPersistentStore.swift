@@ -138,6 +138,13 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
         throw OpenCoreDataError(.persistentStoreUnsupportedRequestType, "\(Swift.type(of: self)) does not implement execute(_:with:)")
     }
 
+    /// A fetch's results, as ``execute(_:with:)`` returns them for a fetch request, as `[Any]`. The
+    /// package's stores override it to return their array without boxing it in `Any` (see
+    /// ``NSPersistentStoreCoordinator/_executeFetch(_:with:)``).
+    package func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
+        try execute(request, with: context) as? [Any] ?? []
+    }
+
     /// The values of the object with `objectID`, to fill its fault.
     open func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
         throw OpenCoreDataError(.persistentStoreOperation, "\(Swift.type(of: self)) does not implement newValuesForObject(with:with:)", objectID: objectID)

@@ -66,6 +66,10 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
 
     // MARK: Requests
 
+    override func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
+        try executeFetch(request, context: context)
+    }
+
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         switch request {
         case let fetch as NSFetchRequest<any NSFetchRequestResult>:
