@@ -102,17 +102,15 @@ public struct BatchedFetchResults<Element: NSManagedObject>: RandomAccessCollect
             return context.performAndWait {
                 let request = NSManagedObjectContext._batchRequest(entity: entity!, ids: ids)
                 if !prefetching.isEmpty { request.relationshipKeyPathsForPrefetching = prefetching }
-                let fetched = (try? context._fetch(request)) ?? []
+                let fetched = (try? context._fetch(request))?.managedObjects ?? []
                 // Rows come in primary-key order, which is the batch's own order unless the request
                 // sorts: then they are the batch as it is, without a lookup per row.
                 var objects = ContiguousArray<NSManagedObject>()
                 objects.reserveCapacity(ids.count)
                 if fetched.count == ids.count {
                     // Compared by row, not by `objectID`, which would make each fetched object's ID.
-                    for (result, row) in zip(fetched, range) {
-                        guard let object = result as? NSManagedObject,
-                            NSManagedObjectContext._isObject(object, row: row, of: references)
-                        else { break }
+                    for (object, row) in zip(fetched, range) {
+                        guard NSManagedObjectContext._isObject(object, row: row, of: references) else { break }
                         objects.append(object)
                     }
                     if objects.count == ids.count { return objects }

@@ -100,7 +100,7 @@ extension NSManagedObjectContext {
     {
         let identities = Self._identityRequest(for: request, entity: entity)
         identities._wantsObjectReferences = true
-        return ObjectReferences(gathering: try _fetchWithoutPrefetching(identities))
+        return ObjectReferences(gathering: try _fetchWithoutPrefetching(identities).values)
     }
 
     /// The registered object for row `index` of `references`, found without making its ID.

@@ -16,8 +16,11 @@ extension NSManagedObjectContext {
             let erased = try prepared(request)
             if let batched = try _batchedFetch(erased) { return .objects(batched) }
             let results = try _fetch(erased)
-            if T.self == NSNumber.self, erased.resultType == .countResultType { return .counts(results) }
-            return .results(results)
+            if T.self == NSNumber.self, erased.resultType == .countResultType { return .counts(results.values) }
+            switch results {
+            case .objects(let objects): return .objects(objects)
+            case .values(let values): return .results(values)
+            }
         }
         switch outcome {
         case .objects(let objects):
@@ -29,7 +32,8 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// What `fetch(_:)`'s block found: a batched fetch's objects, counts, or results.
+    /// What `fetch(_:)`'s block found: managed objects (a store's or a batched fetch's), counts, or
+    /// other results.
     private enum FetchOutcome {
         case objects([NSManagedObject])
         case counts([Any])
@@ -110,7 +114,7 @@ extension NSManagedObjectContext {
 
     /// Runs a fetch request and returns all results as `NSFetchRequestResult`s.
     public func fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
-        try performAndWait { () throws(any Error) -> [Any] in try _fetch(prepared(request)) }
+        try performAndWait { () throws(any Error) -> [Any] in try _fetch(prepared(request)).values }
     }
 
     /// The number of objects a fetch request would return.
@@ -159,16 +163,16 @@ extension NSManagedObjectContext {
         return copy
     }
 
-    package func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
-        if let batched = try _batchedFetch(request) { return batched.map { $0 as Any } }
+    package func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
+        if let batched = try _batchedFetch(request) { return .objects(batched) }
         let results = try _fetchWithoutPrefetching(request)
         if request.resultType == .managedObjectResultType, let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
-            try _prefetch(keyPaths, for: results.compactMap { $0 as? NSManagedObject })
+            try _prefetch(keyPaths, for: results.managedObjects)
         }
         return results
     }
 
-    package func _fetchWithoutPrefetching(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
+    package func _fetchWithoutPrefetching(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let entity = request.entity!
         let merging = request.includesPendingChanges && request.resultType != .dictionaryResultType && hasPendingChanges(for: entity)
@@ -181,7 +185,7 @@ extension NSManagedObjectContext {
         storeRequest.fetchLimit = 0
         storeRequest.fetchOffset = 0
         storeRequest.resultType = .managedObjectResultType
-        let fetched = (try coordinator._executeFetch(storeRequest, with: self)).compactMap { $0 as? NSManagedObject }
+        let fetched = try coordinator._executeFetch(storeRequest, with: self).managedObjects
         let matches = { (object: NSManagedObject) -> Bool in
             guard object.entity === entity || (request.includesSubentities && object.entity.isKindOf(entity: entity)) else { return false }
             return request.predicate?.evaluate(with: object) ?? true
@@ -197,10 +201,10 @@ extension NSManagedObjectContext {
         }
         if request.sortDescriptors?.isEmpty == false { request.sortInMemory(&objects) }
         let slice = request.page(objects)
-        if request.resultType == .countResultType { return [slice.count] }
-        if wantsIDs { return slice.map(\.objectID) }
+        if request.resultType == .countResultType { return .values([slice.count]) }
+        if wantsIDs { return .values(slice.map(\.objectID)) }
         if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
-        return Array(slice)
+        return .objects(Array(slice))
     }
 
     /// Whether unsaved changes could change the results of a fetch for `entity`.

@@ -67,13 +67,13 @@ extension NSManagedObjectContext {
                   seen.insert(id).inserted else { continue }
             missing.append(id)
         }
-        var fetched: [Any] = []
+        var fetched: [NSManagedObject] = []
         if !missing.isEmpty, let destination = relationship.destinationEntity {
             let request = NSFetchRequest<any NSFetchRequestResult>()
             request.entity = destination
             request.predicate = NSPredicate(format: "SELF IN %@", missing)
             request.returnsObjectsAsFaults = false
-            fetched = try _fetchWithoutPrefetching(request)
+            fetched = try _fetchWithoutPrefetching(request).managedObjects
         }
         // Each source now holds its destination object (`_toOne` swaps the stored ID for it); until
         // then `fetched` keeps the loaded objects alive, as the registry holds them weakly.
@@ -97,7 +97,7 @@ extension NSManagedObjectContext {
             request.entity = destination
             request.predicate = NSPredicate(format: "%K IN %@", inverse.name, unloaded.map(\.objectID))
             request.returnsObjectsAsFaults = false
-            let fetched = try _fetchWithoutPrefetching(request).compactMap { $0 as? NSManagedObject }
+            let fetched = try _fetchWithoutPrefetching(request).managedObjects
             var groups: [NSManagedObjectID: [NSManagedObject]] = [:]
             for object in fetched where !object._isDeleted {
                 guard let slot = object._layout.indexByName[inverse.name] else { continue }
@@ -136,7 +136,7 @@ extension NSManagedObjectContext {
             request.entity = destination
             request.predicate = NSPredicate(format: "SELF IN %@", missing)
             request.returnsObjectsAsFaults = false
-            loaded += try _fetchWithoutPrefetching(request)
+            loaded += try _fetchWithoutPrefetching(request).values
         }
         withExtendedLifetime(loaded) {
             // A source the stores did not answer for (its store was removed) stays unloaded.

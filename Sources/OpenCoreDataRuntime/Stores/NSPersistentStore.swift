@@ -138,11 +138,11 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
         throw OpenCoreDataError(.persistentStoreUnsupportedRequestType, "\(Swift.type(of: self)) does not implement execute(_:with:)")
     }
 
-    /// A fetch's results, as ``execute(_:with:)`` returns them for a fetch request, as `[Any]`. The
-    /// package's stores override it to return their array without boxing it in `Any` (see
-    /// ``NSPersistentStoreCoordinator/_executeFetch(_:with:)``).
-    package func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
-        try execute(request, with: context) as? [Any] ?? []
+    /// A fetch's results, as ``execute(_:with:)`` returns them for a fetch request. The package's
+    /// stores override it to return their array without boxing it in `Any`, managed objects as an
+    /// `[NSManagedObject]` (see ``FetchResults`` and ``NSPersistentStoreCoordinator/_executeFetch(_:with:)``).
+    package func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> FetchResults {
+        .values(try execute(request, with: context) as? [Any] ?? [])
     }
 
     /// The values of the object with `objectID`, to fill its fault.

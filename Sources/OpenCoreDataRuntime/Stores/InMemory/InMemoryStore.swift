@@ -37,8 +37,8 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         }
     }
 
-    override func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
-        try executeFetch(request, context: context)
+    override func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> FetchResults {
+        .values(try executeFetch(request, context: context))
     }
 
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {

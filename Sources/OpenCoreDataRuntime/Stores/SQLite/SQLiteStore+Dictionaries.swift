@@ -16,8 +16,7 @@ extension SQLiteStore {
     {
         if let rows = try groupedInSQL(request) { return FetchDictionaryResults.finish(rows, request: request) }
         let objects = try executeFetch(FetchDictionaryResults.objectRequest(for: request), context: context)
-        return try FetchDictionaryResults.rows(
-            objects.compactMap { $0 as? NSManagedObject }, request: request, entity: request.entity!)
+        return try FetchDictionaryResults.rows(objects.managedObjects, request: request, entity: request.entity!)
     }
 
     /// One selected column: its SQL, how to read it, and its result name and type.

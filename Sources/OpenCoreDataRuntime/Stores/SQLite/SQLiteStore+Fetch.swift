@@ -6,7 +6,7 @@ extension SQLiteStore {
     /// everything else ran in SQL) the limit and offset go to SQL; the rest runs in memory on the
     /// fetched objects, so nothing is silently dropped.
     func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws
-        -> [Any]
+        -> FetchResults
     {
         guard let entity = request.entity, let mapping = schema.mapping(for: entity) else {
             throw OpenCoreDataError(
@@ -14,7 +14,7 @@ extension SQLiteStore {
                 "the SQLite store does not hold entity \(request.entity?.name ?? request.entityName ?? "nil")",
                 entityName: request.entity?.name ?? request.entityName)
         }
-        if FetchDictionaryResults.applies(to: request) { return try executeDictionaryFetch(request, context: context) }
+        if FetchDictionaryResults.applies(to: request) { return .values(try executeDictionaryFetch(request, context: context)) }
         let connection = try db()
         let table = mapping.table
         // IDs, and objects without property values (faults that load when first used), need only keys.
@@ -98,8 +98,8 @@ extension SQLiteStore {
         // Counts and IDs need no row values when everything ran in SQL.
         if allInSQL, request.resultType == .countResultType {
             let sql = limited ? "SELECT COUNT(*) FROM (SELECT t0.Z_PK \(from())\(tail()))" : "SELECT COUNT(*) \(from())"
-            guard case .integer(let count)? = try connection.column(sql, bindings).first else { return [0] }
-            return [Int(count)]
+            guard case .integer(let count)? = try connection.column(sql, bindings).first else { return .values([0]) }
+            return .values([Int(count)])
         }
         if allInSQL, keysOnly {
             let statement = try planned(plan, newPlan, connection) {
@@ -114,7 +114,7 @@ extension SQLiteStore {
                     guard let rowEntity = schema.entitiesByNumber[statement.int64(1)] else { continue }
                     references.append(entity: rowEntity, store: self, key: statement.int64(0))
                 }
-                return [references]
+                return .values([references])
             }
             var ids: [NSManagedObjectID] = []
             while rowCount < rowLimit, try statement.step() {
@@ -122,8 +122,8 @@ extension SQLiteStore {
                 guard let rowEntity = schema.entitiesByNumber[statement.int64(1)] else { continue }
                 ids.append(rowID(entity: rowEntity, pk: statement.int64(0)))
             }
-            if request.resultType == .managedObjectIDResultType { return ids }
-            return ids.map { context.object(with: $0) }
+            if request.resultType == .managedObjectIDResultType { return .values(ids) }
+            return .objects(ids.map { context.object(with: $0) })
         }
 
         let statement = try planned(plan, newPlan, connection) {
@@ -141,14 +141,12 @@ extension SQLiteStore {
                     values, layout: rowMapping.entity.layout, objectID: rowID(entity: rowMapping.entity, pk: statement.int64(0)))
                 rows.append(dictionary(values, entity: rowMapping.entity, request: request))
             }
-            return rows
+            return .values(rows)
         }
 
         var objects: [NSManagedObject] = []
-        // When SQL did everything, the objects go straight into the `[Any]` result (converting an
-        // `[NSManagedObject]` afterwards copied it, about 300 instructions per row, callgrind case 2).
+        // When SQL did everything, the objects are the results (``FetchResults/objects(_:)``).
         let direct = allInSQL && request.resultType == .managedObjectResultType
-        var results: [Any] = []
         let asFault = request.returnsObjectsAsFaults && allInSQL
         var lastNumber: Int64 = -1
         // The current rows' entity: separate variables, not an optional tuple, which was copied out
@@ -186,11 +184,11 @@ extension SQLiteStore {
                 object = context._registerFetchedObject(
                     objectID: id, values: values, version: statement.int64(2), asFault: asFault)
             }
-            if direct { results.append(object) } else { objects.append(object) }
+            objects.append(object)
             rowCount += 1
             if rowCount == rowLimit { break }
         }
-        if direct { return results }  // reset on the way out (each reset and clear is about 170 instructions)
+        if direct { return .objects(objects) }  // reset on the way out (each reset and clear is about 170 instructions)
         statement.reset()
 
         if !residual.isEmpty {
@@ -199,18 +197,18 @@ extension SQLiteStore {
         if sortInMemory { request.sortInMemory(&objects) }
         let slice = allInSQL ? ArraySlice(objects) : request.page(objects)
         switch request.resultType {
-        case .countResultType: return [slice.count]
-        case .managedObjectIDResultType: return slice.map(\.objectID)
+        case .countResultType: return .values([slice.count])
+        case .managedObjectIDResultType: return .values(slice.map(\.objectID))
         case .dictionaryResultType:
-            return slice.map { object in
+            return .values(slice.map { object in
                 if object._isFault { object._fireFault() }
                 // Dictionaries hold the store's values, as when the whole fetch runs in SQL.
                 return dictionary(
                     object._snapshot ?? object._committedSnapshot(), entity: object.entity, request: request)
-            }
+            })
         default:
             if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
-            return Array(slice)
+            return .objects(Array(slice))
         }
     }
 

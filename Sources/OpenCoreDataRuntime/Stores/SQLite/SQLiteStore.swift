@@ -66,7 +66,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
 
     // MARK: Requests
 
-    override func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> [Any] {
+    override func _executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> FetchResults {
         try executeFetch(request, context: context)
     }
 
@@ -74,7 +74,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         switch request {
         case let fetch as NSFetchRequest<any NSFetchRequestResult>:
             guard let context else { throw OpenCoreDataError(.coreDataError, "a fetch needs a context") }
-            return try executeFetch(fetch, context: context)
+            return try executeFetch(fetch, context: context).values
         case let save as NSSaveChangesRequest:
             if isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: url) }
             try executeSave(save)
