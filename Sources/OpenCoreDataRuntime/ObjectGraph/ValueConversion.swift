@@ -109,10 +109,7 @@ package enum ValueConversion {
     /// the metadata pointer is `T`'s, the value can be loaded in place.
     @inline(__always)
     package static func exactly<T>(_ value: Any, as type: T.Type) -> T? {
-        guard MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size, MemoryLayout<T>.alignment <= MemoryLayout<Int>.alignment,
-            MemoryLayout<T>.size > 0, InlineStorage.isInline(T.self)
-        else { return nil }
-        return withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
+        withUnsafePointer(to: value) { exactly(inContainerAt: UnsafeRawPointer($0), as: T.self) }
     }
 
     /// ``exactly(_:as:)`` for the `Any` (or `Any?`) container at `container`, read in place: copying
@@ -127,17 +124,14 @@ package enum ValueConversion {
         return loadExactly(container, as: T.self)
     }
 
-    /// ``exactly(in:at:as:)`` for an array, as `NSPredicate(format:_:)`'s variadic arguments come.
-    /// (A separate copy: sharing the guard through a helper changed how the row decoder's and the
-    /// accessors' calls were inlined, about 30 instructions a row more in callgrind case 2.)
+    /// ``exactly(inContainerAt:as:)`` for element `index` of an array, as `NSPredicate(format:_:)`'s
+    /// variadic arguments come, read in place.
     @inline(__always)
     package static func exactly<T>(in values: [Any?], at index: Int, as type: T.Type) -> T? {
-        guard MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size, MemoryLayout<T>.alignment <= MemoryLayout<Int>.alignment,
-            MemoryLayout<T>.size > 0, InlineStorage.isInline(T.self), MemoryLayout<Any?>.size == MemoryLayout<Any>.size
-        else { return nil }
+        guard MemoryLayout<Any?>.size == MemoryLayout<Any>.size else { return nil }
         return values.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress, index >= 0, index < buffer.count else { return nil }
-            return loadExactly(UnsafeRawPointer(base + index), as: T.self)
+            return exactly(inContainerAt: UnsafeRawPointer(base + index), as: T.self)
         }
     }
 
