@@ -300,8 +300,15 @@ package final class EntityLayout: @unchecked Sendable {
 
     /// Records the class that represents this entity, once the class is seen in use. Runs for every
     /// object created, so the common case (the class is already known) costs one atomic load.
+    /// Inlined, so that the common case makes no call: around a call, `init(entity:insertInto:)`
+    /// retained and released both the object and its layout.
+    @inline(__always)
     package func noteClass(_ cls: NSManagedObject.Type) {
         if classBits.load(ordering: .relaxed) == unsafeBitCast(cls, to: UInt.self) { return }
+        noteNewClass(cls)
+    }
+
+    private func noteNewClass(_ cls: NSManagedObject.Type) {
         guard cls != NSManagedObject.self else { return }
         let isNew = classCache.withLock { cached -> Bool in
             if cached == cls { return false }

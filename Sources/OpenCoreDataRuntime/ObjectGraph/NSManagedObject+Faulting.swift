@@ -22,6 +22,21 @@ extension NSManagedObject {
         context._fulfillFault(self)
     }
 
+    /// Gives a fault its fetched row: the snapshot and, unless `asFault`, the values, as
+    /// `_fireFault()` would from the snapshot. The row is moved in, not copied: a copy was a
+    /// retain and a release of its storage per fetched row.
+    @inline(__always)
+    package final func _takeFetchedRow(_ values: consuming RowValues, asFault: Bool) {
+        if asFault {
+            _snapshot = consume values
+            return
+        }
+        _values = copy values
+        _snapshot = consume values
+        _isFault = false
+        _awakeFromFetch()
+    }
+
     /// Fills a fault from a store node's values (to-one slots hold object IDs, to-many `nil`).
     package func _fulfill(values: RowValues, version: Int64) {
         _snapshot = values

@@ -161,6 +161,7 @@ extension NSManagedObject {
     }
 
     package func _noteChange(slot: Int, notifying: Bool = true) {
+        if _isAwakingFromFetch { return }  // change tracking is off in awakeFromFetch()
         if notifying { _notifiedChangeCount &+= 1 }
         _changedSlots.insert(slot)
         if !_isInserted, !_isDeleted { _context?._objectDidChange(self) }

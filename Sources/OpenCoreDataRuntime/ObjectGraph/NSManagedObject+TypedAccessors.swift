@@ -16,7 +16,7 @@ extension NSManagedObject {
         willAccessValue(forKey: key.name)
         if _isFault { _fireFault() }  // an override of willAccessValue(forKey:) may not call super
         // The common case, a value of exactly `T`, is read in place; anything else is copied out and converted.
-        if let exact = _values.exactly(slot, as: T.self) {
+        if let exact = withUnsafeMutablePointer(to: &_values, { RowValues.exactly(at: $0, slot, as: T.self) }) {
             didAccessValue(forKey: key.name)
             return exact
         }

@@ -48,6 +48,9 @@ open class NSManagedObject: NSObject {
     /// other flags: Swift lays out stored properties in order, and one more padded word would put
     /// every object in a 16-byte larger allocation.
     @exclusivity(unchecked) package var _didAwakeFromInsert = false
+    /// Whether `awakeFromFetch()` is running: changes are not tracked (see `_awakeFromFetch()`).
+    /// A fifth flag fits the padding before the counters below.
+    @exclusivity(unchecked) package var _isAwakingFromFetch = false
     // Two counters of 32 bits beside the flags, where the padding was (see `_notifiedChangeCount`
     // and `_validationSlot`): the object stays in a 128-byte allocation with the inline `SlotSet`.
     @exclusivity(unchecked) private var _notifiedChangeCount32: Int32 = 0
@@ -74,26 +77,26 @@ open class NSManagedObject: NSObject {
     ///
     /// Related Core Data documentation: [init(entity:insertInto:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/init(entity:insertinto:))
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        let layout = entity.layout
-        _layout = layout
+        _layout = entity.layout
         // A fault being made for a fetched row gets its row's identity here (see `makeFault`) instead
         // of a temporary ID that would be replaced at once.
         let isFault: Bool
         switch FaultConstruction.take(for: entity) {
         case .objectID(let id):
-            _madeObjectID = id
+            _madeObjectID = id.takeUnretainedValue()
             isFault = true
         case .row(let offer):
-            _rowKey = offer.key
-            _rowStore = offer.store
+            let (key, store) = offer._withUnsafeGuaranteedRef { ($0.key, $0.store) }
+            _rowKey = key
+            _rowStore = store
             isFault = true
         case nil:
             _madeObjectID = NSManagedObjectID.makeTemporary(for: entity)
             isFault = false
         }
         super.init()
-        layout.noteClass(type(of: self))
-        if !isFault { _values = layout.initialValues }  // a fault's stay empty
+        _layout.noteClass(type(of: self))
+        if !isFault { _values = _layout.initialValues }  // a fault's stay empty
         if let context { context.insert(self) }
     }
 
@@ -101,7 +104,9 @@ open class NSManagedObject: NSObject {
     // `ObjectRegistry`), through its link, which keeps the registry valid after the context is gone.
     // An object never registered, or forgotten by `reset()`, has no link.
     deinit {
-        _contextLink?.registry.removeDeinitializing(self)
+        // The link borrowed, not retained: the object holds it until its fields are released.
+        guard let link = _contextLink else { return }
+        Unmanaged.passUnretained(link)._withUnsafeGuaranteedRef { $0.registry.removeDeinitializing(self) }
     }
 
     /// The object's context, while it exists.
@@ -127,6 +132,14 @@ open class NSManagedObject: NSObject {
 
     /// The primary key of a fetched object whose ID is not made yet; `nil` once it has an ID.
     package final var _lazyRowKey: Int64? { _madeObjectID == nil && _rowStore != nil ? _rowKey : nil }
+
+    /// The identity of the store of an object whose `_lazyRowKey` is not `nil`, read without
+    /// retaining the store's ``ObjectIDStore`` (the registry files the object by it at each
+    /// registration and `deinit`).
+    @inline(__always)
+    package final var _lazyRowStoreKey: ObjectIdentifier {
+        Unmanaged.passUnretained(_rowStore.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.key }
+    }
 
     /// Makes the ID of a fetched object that has none yet, under a lock: an object's ID is read
     /// off its context's queue (passing IDs between contexts is Core Data's threading model), and
@@ -176,7 +189,11 @@ open class NSManagedObject: NSObject {
         class cls: NSManagedObject.Type, row offer: FaultConstruction.RowOffer, context: NSManagedObjectContext
     ) -> NSManagedObject {
         FaultConstruction.offer(offer)
-        let object = cls.init(entity: offer.entity, insertInto: nil)
+        // The entity passed borrowed: `offer` holds it (a retained one was two slow reference-count
+        // operations a row, the entity being the target of weak references).
+        let object = Unmanaged.passUnretained(offer.entity)._withUnsafeGuaranteedRef { entity in
+            cls.init(entity: entity, insertInto: nil)
+        }
         if object._lazyRowKey != offer.key || object._rowStore !== offer.store {
             // An overriding initializer made another object first, or asked for the ID.
             FaultConstruction.withdraw()
@@ -536,9 +553,11 @@ package enum FaultConstruction {
         }
     }
 
+    /// The identity taken, unretained: the offering code holds it while the object is made (a
+    /// retained one was two reference-count operations per fetched row).
     enum Identity {
-        case objectID(NSManagedObjectID)
-        case row(RowOffer)
+        case objectID(Unmanaged<NSManagedObjectID>)
+        case row(Unmanaged<RowOffer>)
     }
 
     private static let slot = ThreadLocalReference<AnyObject>()
@@ -552,15 +571,16 @@ package enum FaultConstruction {
     /// The offered identity if it is one of `entity`'s (an object of another entity made inside an
     /// overriding initializer does not take it); taking it empties the slot.
     static func take(for entity: NSEntityDescription) -> Identity? {
-        guard let offered = slot.value else { return nil }
-        if type(of: offered) == NSManagedObjectID.self {
-            let id = unsafeDowncast(offered, to: NSManagedObjectID.self)
-            guard id.entity === entity else { return nil }
+        guard let offered = slot.unretained else { return nil }
+        let raw = offered.toOpaque()
+        if offered._withUnsafeGuaranteedRef({ type(of: $0) == NSManagedObjectID.self }) {
+            let id = Unmanaged<NSManagedObjectID>.fromOpaque(raw)
+            guard id._withUnsafeGuaranteedRef({ $0.entity === entity }) else { return nil }
             slot.set(nil)
             return .objectID(id)
         }
-        let row = unsafeDowncast(offered, to: RowOffer.self)
-        guard row.entity === entity else { return nil }
+        let row = Unmanaged<RowOffer>.fromOpaque(raw)
+        guard row._withUnsafeGuaranteedRef({ $0.entity === entity }) else { return nil }
         slot.set(nil)
         return .row(row)
     }

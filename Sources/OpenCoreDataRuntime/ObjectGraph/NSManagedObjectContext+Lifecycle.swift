@@ -154,20 +154,15 @@ extension NSManagedObject {
     /// `awakeFromFetch()` with change tracking off, as Apple documents: values set there (through
     /// accessors too) do not make the object updated or its context changed.
     ///
-    /// Only a change noted on this object (which always adds a slot to `_changedSlots`) can have
-    /// put it in its context's `changed`; so the table is looked at only when that may have
-    /// happened, and not at all when it is empty (two hash lookups per fired fault before).
+    /// `_noteChange` records nothing while the flag is set. Before, the object's change state was
+    /// saved and restored around the call, which looked its context up through a weak reference
+    /// for every fetched object (a weak load and two slow reference-count operations, as the
+    /// context has a side table).
     package func _awakeFromFetch() {
-        let changedSlots = _changedSlots
-        let notified = _notifiedChangeCount
-        let key = ObjectIdentifier(self)
-        let context = _context
-        let wasChanged = context.map { !$0.changed.isEmpty && $0.changed[key] != nil } ?? false
+        let wasAwaking = _isAwakingFromFetch
+        _isAwakingFromFetch = true
         awakeFromFetch()
-        let noted = !_changedSlots.isEmpty
-        _changedSlots = changedSlots
-        _notifiedChangeCount = notified
-        if noted, !wasChanged { context?.changed[key] = nil }
+        _isAwakingFromFetch = wasAwaking
     }
 
     /// Turns an object the context forgets (`reset()`) into a fault, inserted objects included.

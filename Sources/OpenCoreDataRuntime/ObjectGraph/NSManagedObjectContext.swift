@@ -157,7 +157,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The object for a fetched row: the registered instance (filled if it was a fault) or a new one.
     ///
     /// Stores call this to hand rows to the context without a second round trip.
-    package func _registerFetchedObject(objectID: NSManagedObjectID, values: RowValues, version: Int64,
+    package func _registerFetchedObject(objectID: NSManagedObjectID, values: consuming RowValues, version: Int64,
                                         asFault: Bool) -> NSManagedObject {
         if let object = registry.object(for: objectID) {
             return _refetched(object, values: values, version: version, asFault: asFault)
@@ -171,7 +171,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// loop, its one caller (called, it cost about 38 instructions a row more, callgrind case 2).
     @inline(__always)
     package func _registerFetchedRow(_ offer: FaultConstruction.RowOffer, layout: EntityLayout,
-                                     values: RowValues, version: Int64, asFault: Bool) -> NSManagedObject {
+                                     values: consuming RowValues, version: Int64, asFault: Bool) -> NSManagedObject {
         if let object = registry.object(store: offer.store, root: layout.rootID, key: offer.key) {
             return _refetched(object, values: values, version: version, asFault: asFault)
         }
@@ -180,23 +180,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// A registered object a fetch returned again: filled with the row if it is a fault.
-    private func _refetched(_ object: NSManagedObject, values: RowValues, version: Int64,
+    private func _refetched(_ object: NSManagedObject, values: consuming RowValues, version: Int64,
                             asFault: Bool) -> NSManagedObject {
         if object._isFault {
-            object._snapshot = values
             object._version = version
-            if !asFault { object._fireFault() }
+            object._takeFetchedRow(values, asFault: asFault)
         }
         return object
     }
 
     /// A fault just made for a fetched row: given the row and registered.
-    private func _fetchedNew(_ object: NSManagedObject, values: RowValues, version: Int64,
+    private func _fetchedNew(_ object: NSManagedObject, values: consuming RowValues, version: Int64,
                              asFault: Bool) -> NSManagedObject {
-        object._snapshot = values
         object._version = version
         _addToRegistry(object)
-        if !asFault { object._fireFault() }
+        object._takeFetchedRow(values, asFault: asFault)
         return object
     }
 

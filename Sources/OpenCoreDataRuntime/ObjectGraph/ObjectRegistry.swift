@@ -87,9 +87,11 @@ package struct ObjectRegistry {
         }
 
         /// Where `object`'s entry is, without making its ID if it has none yet.
+        @inline(__always)
         init(_ object: NSManagedObject) {
-            if let key = object._lazyRowKey, let store = object._rowStore {
-                self.init(store: store, root: object._layout.rootID, key: key)
+            if let key = object._lazyRowKey {
+                self = .page(PageKey(store: object._lazyRowStoreKey, root: object._layout.rootID, number: key >> pageShift, temporary: false),
+                             slot: Int(key & Int64(pageSize - 1)))
             } else {
                 self.init(object._objectID)
             }
@@ -119,7 +121,9 @@ package struct ObjectRegistry {
         var count = 0
         /// The page used last, found without a dictionary probe.
         var lastKey: PageKey?
-        var lastPage: Page?
+        /// Unretained (`pages` holds it; it is cleared when its page leaves `pages`): a retained
+        /// page was a retain and a release per registration and per `deinit`.
+        var lastPage: Unmanaged<Page>?
         /// An emptied page, reused by the next new one (one object registered and released in turn,
         /// as a loop of lookups does, would otherwise allocate a page every time).
         var spare: Page?
@@ -131,46 +135,52 @@ package struct ObjectRegistry {
         /// Nesting depth of `perform`/`performAndWait` blocks; the set is kept only inside one.
         var eventDepth = 0
 
-        private mutating func page(_ key: PageKey, create: Bool) -> Page? {
+        /// The page of `key`, made if `create`; unretained, valid until the page leaves `pages`.
+        private mutating func page(_ key: PageKey, create: Bool) -> Unmanaged<Page>? {
             if let lastPage, lastKey == key { return lastPage }
+            let page: Page
             if let found = pages[key] {
-                lastKey = key
-                lastPage = found
-                return found
+                page = found
+            } else {
+                guard create else { return nil }
+                page = spare ?? Page()
+                spare = nil
+                pages[key] = page
             }
-            guard create else { return nil }
-            let made = spare ?? Page()
-            spare = nil
-            pages[key] = made
             lastKey = key
-            lastPage = made
-            return made
+            lastPage = Unmanaged.passUnretained(page)
+            return lastPage
         }
 
         /// The pointer filed at `location`.
         mutating func entry(at location: Location) -> UnsafeMutableRawPointer? {
             switch location {
-            case .page(let key, let slot): page(key, create: false)?.slots[slot]
-            case .other(let key): others[key]
+            case .page(let key, let slot):
+                guard let page = page(key, create: false) else { return nil }
+                return page._withUnsafeGuaranteedRef { $0.slots }[slot]
+            case .other(let key): return others[key]
             }
         }
 
-        /// Files `new` at `location` (`nil` clears it); returns what was there.
+        /// Files `new` (or nothing) at `location`; returns the pointer that was there.
         mutating func replace(at location: Location, with new: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
             let old: UnsafeMutableRawPointer?
             switch location {
             case .page(let key, let slot):
                 guard let page = page(key, create: new != nil) else { return nil }
-                old = page.slots[slot]
-                page.slots[slot] = new
+                let slots = page._withUnsafeGuaranteedRef { $0.slots }
+                old = slots[slot]
+                slots[slot] = new
                 let change = (new == nil ? 0 : 1) - (old == nil ? 0 : 1)
-                page.live += change
                 count += change
-                if page.live == 0 {
-                    pages.removeValue(forKey: key)
+                let live = page._withUnsafeGuaranteedRef { page in
+                    page.live += change
+                    return page.live
+                }
+                if live == 0 {
+                    spare = pages.removeValue(forKey: key)
                     lastKey = nil
                     lastPage = nil
-                    spare = page
                 }
             case .other(let key):
                 if let new { old = others.updateValue(new, forKey: key) } else { old = others.removeValue(forKey: key) }

@@ -23,6 +23,11 @@ package struct ThreadLocalReference<Object: AnyObject>: @unchecked Sendable {
         return Unmanaged<Object>.fromOpaque(raw).takeUnretainedValue()
     }
 
+    /// The bits of the object in this thread's slot, for a reader that must not retain it.
+    package var unretained: Unmanaged<Object>? {
+        pthread_getspecific(key).map { Unmanaged<Object>.fromOpaque($0) }
+    }
+
     /// Puts `object` (unretained) into this thread's slot.
     package func set(_ object: Object?) {
         pthread_setspecific(key, object.map { Unmanaged.passUnretained($0).toOpaque() })

@@ -132,6 +132,8 @@ struct LifecycleEventTests {
         #expect(probe.events == ["awakeFromFetch", "willTurnIntoFault", "didTurnIntoFault"])
         _ = probe.name
         #expect(probe.events.last == "awakeFromFetch" && probe.events.count == 4)
+        probe.name = "b"
+        #expect(probe.hasChanges && context.updatedObjects.contains(probe), "tracking is back on after awakeFromFetch")
     }
 
     @Test(arguments: storeTypes)

@@ -48,6 +48,32 @@ struct RowValuesTests {
         #expect(values[0] == nil && values.isNil(0) && values.exactly(0, as: Int64.self) == nil)
     }
 
+    /// Typed accessors read an object's values in place (`RowValues.exactly(at:_:as:)`), loading
+    /// the storage reference's bits from the values' address: that needs the values to be that one
+    /// reference, and the answers to be `exactly(_:as:)`'s.
+    @Test func valuesReadInPlaceAnswerAsACopyDoes() {
+        #expect(MemoryLayout<RowValues>.size == MemoryLayout<UnsafeRawPointer>.size)
+        var values = RowValues(for: Self.layout)
+        values[0] = Int64(42)
+        values[1] = "in place"
+        values[3] = 2.5
+        values[6] = Decimal(7)
+        values[8] = Int(5)  // another type than the slot's: kept aside, no exact Int32 answer
+        withUnsafePointer(to: &values) { address in
+            #expect(RowValues.exactly(at: address, 0, as: Int64.self) == 42)
+            #expect(RowValues.exactly(at: address, 0, as: Int.self) == nil)
+            #expect(RowValues.exactly(at: address, 1, as: String.self) == "in place")
+            #expect(RowValues.exactly(at: address, 3, as: Double.self) == 2.5)
+            #expect(RowValues.exactly(at: address, 6, as: Decimal.self) == address.pointee.exactly(6, as: Decimal.self))
+            #expect(RowValues.exactly(at: address, 8, as: Int32.self) == nil)
+            #expect(RowValues.exactly(at: address, 8, as: Int.self) == 5)
+            #expect(RowValues.exactly(at: address, 2, as: Int16.self) == nil, "an empty slot")
+            #expect(RowValues.exactly(at: address, 10, as: Int16.self) == nil, "past the last slot")
+        }
+        var empty = RowValues()  // a fault's: no storage
+        withUnsafePointer(to: &empty) { #expect(RowValues.exactly(at: $0, 0, as: Int64.self) == nil) }
+    }
+
     @Test func aValueOfAnotherTypeIsKeptAsItWasGiven() {
         var values = RowValues(for: Self.layout)
         values[0] = 42  // an Int in an Int64 attribute's slot

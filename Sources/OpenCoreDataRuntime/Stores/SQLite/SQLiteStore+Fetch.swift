@@ -154,8 +154,9 @@ extension SQLiteStore {
         var rowMapping: SQLiteSchema.EntityMapping?
         var rowPlan: SQLiteSchema.EntityMapping.RowPlan!
         var layout: EntityLayout!
-        // The rows' identities: their objects make their IDs only if asked for.
-        var offer: FaultConstruction.RowOffer?
+        // The rows' identities: their objects make their IDs only if asked for. A constant, made
+        // once per fetch: read per row from an optional variable, it was retained and released.
+        let offer = FaultConstruction.RowOffer(store: _objectIDStore, entity: mapping.entity)
         while try statement.step() {
             // Rows mostly share one entity: look its mapping and decoding plan up only when Z_ENT changes.
             let number = statement.int64(1)
@@ -166,25 +167,27 @@ extension SQLiteStore {
                 rowMapping = number == mapping.number ? mapping : schema.mapping(forNumber: number)
                 rowPlan = rowMapping?.rowPlan
                 layout = rowMapping?.entity.layout
+                // Set when the entity changes, not per row: a retain and a release of the entity
+                // (slow ones: it is the target of weak references) per row.
+                if let rowMapping { offer.entity = rowMapping.entity }
             }
-            guard let rowMapping else { continue }
-            let values = decodeRow(statement, mapping: rowMapping, plan: rowPlan, offset: 0)
+            // Borrowed for the row, not copied from `rowMapping`: a retain and a release per row.
+            guard let rowMappingRef = rowMapping.map({ Unmanaged.passUnretained($0) }) else { continue }
+            let values = rowMappingRef._withUnsafeGuaranteedRef { decodeRow(statement, mapping: $0, plan: rowPlan, offset: 0) }
             let key = statement.int64(0)
             let object: NSManagedObject
             if !rowPlan.hasTransformables {
-                if offer == nil { offer = FaultConstruction.RowOffer(store: _objectIDStore, entity: rowMapping.entity) }
-                offer!.entity = rowMapping.entity
-                offer!.key = key
+                offer.key = key
                 object = context._registerFetchedRow(
-                    offer!, layout: layout, values: values, version: statement.int64(2), asFault: asFault)
+                    offer, layout: layout, values: consume values, version: statement.int64(2), asFault: asFault)
             } else {
                 // The transformable check names the row's ID in its error.
-                let id = rowID(entity: rowMapping.entity, pk: key, root: rowPlan.root)
+                let id = rowID(entity: rowMappingRef.takeUnretainedValue().entity, pk: key, root: rowPlan.root)
                 try TransformableValues.checkDecoded(values, layout: layout, objectID: id)
                 object = context._registerFetchedObject(
-                    objectID: id, values: values, version: statement.int64(2), asFault: asFault)
+                    objectID: id, values: consume values, version: statement.int64(2), asFault: asFault)
             }
-            objects.append(object)
+            objects.append(consume object)
             rowCount += 1
             if rowCount == rowLimit { break }
         }
