@@ -50,7 +50,7 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
 
     /// Whether this is an instance of one of the framework's own property classes (decided once:
     /// comparing metadata on every validated value cost about 50 instructions each).
-    private final let _isFrameworkClass: Bool
+    package final let _isFrameworkClass: Bool
 
     public override init() {
         let type = ObjectIdentifier(Swift.type(of: self))
@@ -76,6 +76,7 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
         validationPredicates = predicates
         validationWarnings = warnings
         _storedHasValidationPredicates = !predicates.isEmpty
+        entity?.invalidateLayout()  // the layout keeps whether there are any (`EntityLayout.hasValidationPredicates`)
     }
 
     open override var description: String {

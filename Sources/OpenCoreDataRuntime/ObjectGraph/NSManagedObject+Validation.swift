@@ -34,7 +34,8 @@ extension NSManagedObject {
         }
         // The common case, checked without converting: a value of the attribute's own type, and no
         // validation predicates. It is valid as it is.
-        if let type = _layout.attributeTypes[slot], !_layout.properties[slot]._hasValidationPredicates,
+        if let type = _layout.attributeTypes[slot],
+           !(_layout.hasValidationPredicates[slot] ?? _layout.properties[slot]._hasValidationPredicates),
            let expected = ValueConversion.canonicalType(of: type), Self._storedTypeIs(expected, &value) {
             return
         }
@@ -83,8 +84,7 @@ extension NSManagedObject {
         var errors: [(error: any Error, object: NSManagedObject)] = []
         let names = _layout.names
         for slot in _layout.properties.indices {
-            let property = _layout.properties[slot]
-            if property._isReadOnly { continue }
+            if _layout.isReadOnly[slot] { continue }
             let relationship = _layout.relationships[slot]
             if let relationship, relationship.isToMany {
                 guard !relationship.isTransient, relationship.hasCountBounds else { continue }
@@ -113,7 +113,8 @@ extension NSManagedObject {
     /// calls.
     @inline(__always)
     private func _attributeValueCopy(slot: Int) -> Any? {
-        slot < _values.count ? _values[slot] : nil
+        // Read in place: `_values[slot]` copied the values out, a retain and a release per property.
+        withUnsafeMutablePointer(to: &_values) { RowValues.value(at: $0, slot) }
     }
 
     /// The default `validateForDelete()`: a relationship with the deny delete rule must be empty

@@ -74,6 +74,16 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         }
     }
 
+    /// `self[slot]` (or `nil` past the end) on the values at `address`, read in place as
+    /// ``exactly(at:_:as:)`` reads (validation at save reads every property of every object).
+    @inline(__always)
+    package static func value(at address: UnsafePointer<RowValues>, _ slot: Int) -> Any? {
+        guard let bits = UnsafeRawPointer(address).load(as: UnsafeRawPointer?.self) else { return nil }
+        return Unmanaged<RowStorage>.fromOpaque(bits)._withUnsafeGuaranteedRef { storage in
+            slot >= 0 && slot < storage.count ? storage.value(at: slot) : nil
+        }
+    }
+
     /// Sets slot `slot` to `value` without boxing it: in its field when `T` is the field's type
     /// (typed accessors write a value of the attribute's own type), else as ``subscript(_:)`` would.
     @inline(__always)

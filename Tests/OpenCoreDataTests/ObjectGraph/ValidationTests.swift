@@ -66,6 +66,26 @@ struct ValidationTests {
         ("blob", Data([1, 2, 3, 4, 5]), NSValidationStringTooLongError),
     ]
 
+    /// The entity's layout keeps whether each property has validation predicates (read per value
+    /// at save); predicates set after the layout was made must still be checked. (Apple forbids
+    /// changing a model in use; this model is not in use yet, only its layout was made.)
+    @Test(arguments: storeTypes)
+    func predicatesSetAfterTheLayoutWasMadeAreChecked(storeType: String) throws {
+        let level = NSAttributeDescription(name: "level", type: .integer16AttributeType)
+        let entity = NSEntityDescription(name: "Gauge", properties: [level])
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        #expect(entity.layout.hasValidationPredicates == [false])
+        level.setValidationPredicates([NSPredicate(format: "SELF <= 100")], withValidationWarnings: nil)
+        #expect(entity.layout.hasValidationPredicates == [true])
+
+        let store = try TestStore(storeType, model: model)
+        let context = store.newContext()
+        insertObject("Gauge", ["level": 101], into: context)
+        let error = try #require(throws: OpenCoreDataError.self) { try context.save() }
+        #expect(error.code.rawValue == NSValidationNumberTooLargeError)
+    }
+
     @Test(arguments: storeTypes)
     func eachBoundFailsTheSaveWithCocoasCodeAndWritesNothing(storeType: String) throws {
         for (key, value, code) in Self.badValues {
