@@ -164,7 +164,7 @@ extension NSManagedObject {
         if _isAwakingFromFetch { return }  // change tracking is off in awakeFromFetch()
         if notifying { _notifiedChangeCount &+= 1 }
         _changedSlots.insert(slot)
-        if !_isInserted, !_isDeleted { _context?._objectDidChange(self) }
+        if !_isInserted, !_isDeleted, let link = _contextLink { link.noteChanged(self) }
     }
 
     package static func _relationshipStorage(_ value: Any?, _ relationship: NSRelationshipDescription) -> Any? {

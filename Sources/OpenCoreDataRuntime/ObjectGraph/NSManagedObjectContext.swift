@@ -72,7 +72,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // The change sets are used on the context's queue only and never by two overlapping accesses:
     // they opt out of run-time exclusivity checks (see NSManagedObject).
     @exclusivity(unchecked) package var inserted = ObjectTable()
-    @exclusivity(unchecked) package var changed = ObjectTable()
+    /// Objects with changes noted since the last save; kept in the link (``ContextLink/changed``),
+    /// where an object's change reaches it without loading the context through a weak reference.
+    package var changed: ObjectTable {
+        _read { yield _link.changed }
+        _modify { yield &_link.changed }
+    }
     @exclusivity(unchecked) package var deleted = ObjectTable()
     /// Objects deleted whose delete rules have not run yet, in deletion order (see
     /// `NSManagedObjectContext+DeletePropagation.swift`); `neverSaved` marks inserted objects.
@@ -94,6 +99,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         super.init()
         _link.attach(self)
         if ct != .mainQueueConcurrencyType { queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self)) }
+    }
+
+    deinit {
+        _link.detach()  // the changed objects, held by the link, go with the context as before
     }
 
     // MARK: Registered objects
@@ -242,11 +251,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [delete(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/delete(_:))
     open func delete(_ object: NSManagedObject) {
         _markDeleted(object)
-    }
-
-    /// Called by objects when a value changes.
-    package func _objectDidChange(_ object: NSManagedObject) {
-        changed[ObjectIdentifier(object)] = object
     }
 
     /// Processes pending changes: applies the delete rules of the objects deleted since the last
@@ -403,8 +407,30 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 package final class ContextLink: @unchecked Sendable {
     @exclusivity(unchecked) package private(set) weak var context: NSManagedObjectContext?
     package let registry: ObjectRegistry
+    /// The context's changed objects (its `changed`), used on its queue only. Here so that noting
+    /// an object's change does not load the context through the weak reference: that was a weak
+    /// load and two slow reference-count operations (the context has a side table) per change.
+    @exclusivity(unchecked) package var changed = ObjectTable()
+    /// Whether the context is alive; its `deinit` clears it (and `changed`), so an object that
+    /// outlives its context records nothing here.
+    @exclusivity(unchecked) package private(set) var isAttached = false
 
     init(registry: ObjectRegistry) { self.registry = registry }
 
-    func attach(_ context: NSManagedObjectContext) { self.context = context }
+    func attach(_ context: NSManagedObjectContext) {
+        self.context = context
+        isAttached = true
+    }
+
+    /// Called by the context's `deinit`: releases the changed objects (which hold this link).
+    func detach() {
+        isAttached = false
+        changed = ObjectTable()
+    }
+
+    /// Notes that `object`, registered in this link's context, has changed.
+    @inline(__always)
+    func noteChanged(_ object: NSManagedObject) {
+        if isAttached { changed[ObjectIdentifier(object)] = object }
+    }
 }

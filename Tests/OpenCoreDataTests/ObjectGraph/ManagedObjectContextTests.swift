@@ -231,3 +231,35 @@ struct OrphanedFaultTests {
         #expect(fault?.isFault == false)
     }
 }
+
+@Suite("Changed objects whose context is gone")
+struct OrphanedChangedObjectTests {
+    /// A context's changed objects are held by the link its objects share (`ContextLink.changed`);
+    /// the context's `deinit` lets them go, and a change made after it is not recorded anywhere.
+    @Test func changedObjectsAreReleasedWithTheirContext() throws {
+        let model = MoodsModel.make()
+        weak var released: NSManagedObject?
+        var kept: NSManagedObject?
+        do {
+            let context = try makeContext(model: model)
+            let objects = [1, 2].map { code in
+                let continent = NSEntityDescription.insertNewObject(forEntityName: "Continent", into: context)
+                continent.setValue(Int16(code), forKey: "numericISO3166Code")
+                continent.setValue(Date(), forKey: "updatedAt")
+                return continent
+            }
+            try context.save()
+            for object in objects { object.setValue(Date(timeIntervalSinceReferenceDate: 1), forKey: "updatedAt") }
+            #expect(context.updatedObjects.count == 2)
+            released = objects[0]
+            kept = objects[1]
+        }
+        // Only the context's change set held the first object (`objects` is gone with the block).
+        #expect(released == nil, "no longer held once the context is gone")
+        kept?.setValue(Date(timeIntervalSinceReferenceDate: 2), forKey: "updatedAt")  // not recorded: no context
+        #expect(kept?.managedObjectContext == nil)
+        weak let keptWeakly = kept
+        kept = nil
+        #expect(keptWeakly == nil, "a change after the context is gone does not keep the object")
+    }
+}
