@@ -393,37 +393,36 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Asks each object's store for permanent IDs.
-    package func obtainPermanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
+    /// A new object's permanent identity from its store: an ID, or the store's primary key for a
+    /// store whose IDs are its integer keys (``NSIncrementalStore/_obtainPermanentKeys(for:)``),
+    /// which the object keeps and makes its ID from only if asked.
+    package enum PermanentIdentity {
+        case id(NSManagedObjectID)
+        case row(Int64, ObjectIDStore)
+    }
+
+    /// Asks each object's store for the permanent identities of `objects`, which all have
+    /// temporary IDs, in the same order.
+    package func _obtainPermanentIdentities(for objects: [NSManagedObject]) throws -> [PermanentIdentity] {
         try lock.withLock {
-            var result = objects.map(\.objectID)
-            // One store: check each entity once, then one call with every temporary object.
+            // One store: check each entity once, then one call with every object.
             if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
                 var checked: Set<ObjectIdentifier> = []
                 // Objects of one entity come together: one set probe per run, told apart by the
                 // object's layout (one per entity; `entity` is an unowned reference to retain).
                 var lastChecked: ObjectIdentifier?
-                var indices: [Int] = []
-                for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {
-                    if ObjectIdentifier(object._layout) != lastChecked {
-                        let entity = object.entity
-                        if checked.insert(ObjectIdentifier(entity)).inserted, stores(for: entity).isEmpty {
-                            throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(entity.name ?? "?")", entityName: entity.name)
-                        }
-                        lastChecked = ObjectIdentifier(object._layout)
+                for object in objects where ObjectIdentifier(object._layout) != lastChecked {
+                    let entity = object.entity
+                    if checked.insert(ObjectIdentifier(entity)).inserted, stores(for: entity).isEmpty {
+                        throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(entity.name ?? "?")", entityName: entity.name)
                     }
-                    indices.append(i)
+                    lastChecked = ObjectIdentifier(object._layout)
                 }
-                let ids = try store.obtainPermanentIDs(for: indices.count == objects.count ? objects : indices.map { objects[$0] })
-                guard ids.count == indices.count else {
-                    throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(ids.count) IDs for \(indices.count) objects")
-                }
-                for (i, id) in zip(indices, ids) { result[i] = id }
-                return result
+                return try Self.permanentIdentities(for: objects, from: store)
             }
             var byStore: [ObjectIdentifier: (NSIncrementalStore, [Int])] = [:]
             var storeForEntity: [ObjectIdentifier: NSIncrementalStore] = [:]
-            for (i, object) in objects.enumerated() where object.objectID.isTemporaryID {
+            for (i, object) in objects.enumerated() {
                 let entityKey = ObjectIdentifier(object.entity)
                 guard let store = storeForEntity[entityKey] ?? stores(for: object.entity).first else {
                     throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(object.entity.name ?? "?")", entityName: object.entity.name)
@@ -431,14 +430,27 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 storeForEntity[entityKey] = store
                 byStore[ObjectIdentifier(store), default: (store, [])].1.append(i)
             }
+            var result = [PermanentIdentity?](repeating: nil, count: objects.count)
             for (store, indices) in byStore.values {
-                let ids = try store.obtainPermanentIDs(for: indices.map { objects[$0] })
-                guard ids.count == indices.count else {
-                    throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(ids.count) IDs for \(indices.count) objects")
-                }
-                for (i, id) in zip(indices, ids) { result[i] = id }
+                let identities = try Self.permanentIdentities(for: indices.map { objects[$0] }, from: store)
+                for (i, identity) in zip(indices, identities) { result[i] = identity }
             }
-            return result
+            return result.map { $0! }
         }
+    }
+
+    private static func permanentIdentities(for objects: [NSManagedObject], from store: NSIncrementalStore) throws -> [PermanentIdentity] {
+        if let keys = try store._obtainPermanentKeys(for: objects) {
+            guard keys.count == objects.count else {
+                throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(keys.count) keys for \(objects.count) objects")
+            }
+            let idStore = store._objectIDStore
+            return keys.map { .row($0, idStore) }
+        }
+        let ids = try store.obtainPermanentIDs(for: objects)
+        guard ids.count == objects.count else {
+            throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(ids.count) IDs for \(objects.count) objects")
+        }
+        return ids.map { .id($0) }
     }
 }

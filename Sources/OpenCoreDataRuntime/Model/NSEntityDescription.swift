@@ -169,6 +169,16 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Drops the entity's layouts (its model is going): objects that hold one keep the entity
+    /// alive through it; without objects, the entity and its layouts go.
+    package func _releaseLayouts() {
+        layoutCache.withLock { cache in
+            layoutBits.store(0, ordering: .releasing)
+            cache = nil
+        }
+        retiredLayouts.withLock { $0.removeAll() }
+    }
+
     package func invalidateLayout() {
         layoutCache.withLock { cache in
             layoutBits.store(0, ordering: .releasing)
@@ -193,7 +203,13 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
 package final class EntityLayout: @unchecked Sendable {
     /// A process-unique number, used by ``ManagedPropertyKey`` caches.
     package let id: UInt32
-    package unowned let entity: NSEntityDescription
+    /// Strong: objects reach their entity through their layout, and an object may outlive its
+    /// context, coordinator and model (an error names it, an app keeps it). An unowned reference
+    /// trapped there once the object's ID (which held the entity) was no longer made eagerly.
+    /// The entity keeps its layout too; the cycle is broken when the model goes
+    /// (``NSEntityDescription/_releaseLayouts()``), after which the layouts its objects hold keep
+    /// it alive. An entity never put in a model keeps its layout for good.
+    package let entity: NSEntityDescription
     package let properties: [NSPropertyDescription]
     /// The name of each slot's property, read once (validation at save passes them per property
     /// and object; `NSPropertyDescription.name` is an `open` property, a dynamic call each time).

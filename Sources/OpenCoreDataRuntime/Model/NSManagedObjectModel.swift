@@ -28,10 +28,16 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
 
     public override init() { super.init() }
 
+    deinit {
+        // Each entity and its layout hold each other (`EntityLayout.entity`): let go here.
+        for entity in _entities { entity._releaseLayouts() }
+    }
+
     /// The entities, including subentities. Setting it makes this model their owner.
     open var entities: [NSEntityDescription] {
         get { _entities }
         set {
+            for old in _entities where !newValue.contains(where: { $0 === old }) { old._releaseLayouts() }
             _entities = newValue
             for entity in newValue {
                 entity.managedObjectModel = self

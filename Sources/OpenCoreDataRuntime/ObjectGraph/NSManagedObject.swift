@@ -22,10 +22,12 @@ open class NSManagedObject: NSObject {
     // these properties opt out of Swift's run-time exclusivity checks: a check per access was about
     // a tenth of the benchmarks' instructions (callgrind, cases 1, 2 and 5).
     package let _layout: EntityLayout
-    /// The object's ID; `nil` for a fault a fetch made (``makeFault(class:row:context:)``) until
-    /// its ID is first asked for: its row is then `_rowKey` of `_rowStore`. A fetched object's ID
-    /// was an allocation of its own, about 600 instructions and 80 bytes a row, and most fetched
-    /// objects are never asked for theirs.
+    /// The object's ID; `nil` until its ID is first asked for, for a fault a fetch made
+    /// (``makeFault(class:row:context:)``) and an object saved since: its row is then `_rowKey` of
+    /// `_rowStore`; and for a new object: its temporary ID's number is then `_rowKey` (and
+    /// `_rowStore` is `nil`). A fetched object's ID was an allocation of its own, about 600
+    /// instructions and 80 bytes a row, and most fetched objects are never asked for theirs; a new
+    /// object's temporary ID was made at insert and replaced at save.
     @exclusivity(unchecked) private var _madeObjectID: NSManagedObjectID?
     /// The primary key of a fetched row whose ID is made lazily (see `_madeObjectID`).
     @exclusivity(unchecked) private var _rowKey: Int64 = 0
@@ -91,7 +93,7 @@ open class NSManagedObject: NSObject {
             _rowStore = store
             isFault = true
         case nil:
-            _madeObjectID = NSManagedObjectID.makeTemporary(for: entity)
+            _rowKey = Int64(bitPattern: NSManagedObjectID.nextTemporaryNumber())
             isFault = false
         }
         super.init()
@@ -130,8 +132,37 @@ open class NSManagedObject: NSObject {
         }
     }
 
-    /// The primary key of a fetched object whose ID is not made yet; `nil` once it has an ID.
+    /// The primary key of a fetched (or saved) object whose ID is not made yet; `nil` once it has
+    /// an ID, and for a new object.
     package final var _lazyRowKey: Int64? { _madeObjectID == nil && _rowStore != nil ? _rowKey : nil }
+
+    /// The number of a new object's temporary ID not made yet; `nil` once it has an ID, and for a
+    /// fetched or saved object.
+    package final var _lazyTemporaryNumber: UInt64? {
+        _madeObjectID == nil && _rowStore == nil ? UInt64(bitPattern: _rowKey) : nil
+    }
+
+    /// The integer primary key of the object's permanent ID (`objectID.primaryKey`), answered
+    /// without making the ID; `nil` while the ID is temporary.
+    package final var _primaryKey: Int64? {
+        if let id = _madeObjectID { return id.primaryKey }
+        return _rowStore != nil ? _rowKey : nil
+    }
+
+    /// Whether the object's ID is temporary (`objectID.isTemporaryID`), answered without making it.
+    package final var _hasTemporaryID: Bool {
+        if let id = _madeObjectID { return id.isTemporaryID }
+        return _rowStore == nil
+    }
+
+    /// Gives the object the permanent identity of row `key` of `store` (a save's new primary key),
+    /// its ID made from it only when asked for. The registry's entry moves first (see
+    /// ``NSManagedObjectContext/_changeIdentity(of:toRow:of:)``).
+    package final func _setRowIdentity(key: Int64, store: ObjectIDStore) {
+        _madeObjectID = nil
+        _rowKey = key
+        _rowStore = store
+    }
 
     /// The identity of the store of an object whose `_lazyRowKey` is not `nil`, read without
     /// retaining the store's ``ObjectIDStore`` (the registry files the object by it at each
@@ -148,8 +179,13 @@ open class NSManagedObject: NSObject {
     private final func _makeObjectID() {
         LazyObjectIDs.lock.withLock { _ in
             guard _madeObjectID == nil else { return }
-            _madeObjectID = NSManagedObjectID(
-                entity: _layout.entity, store: _rowStore!, reference: .int64(_rowKey), root: _layout.rootID)
+            if let store = _rowStore {
+                _madeObjectID = NSManagedObjectID(
+                    entity: _layout.entity, store: store, reference: .int64(_rowKey), root: _layout.rootID)
+            } else {
+                _madeObjectID = NSManagedObjectID(
+                    entity: _layout.entity, store: nil, reference: .temporary(UInt64(bitPattern: _rowKey)), root: _layout.rootID)
+            }
         }
     }
 

@@ -69,7 +69,7 @@ extension NSManagedObjectContext {
         _ coordinator: NSPersistentStoreCoordinator, _ objects: [NSManagedObject]
     ) -> [NSMergeConflict] {
         var conflicts: [NSMergeConflict] = []
-        for object in objects where !object.objectID.isTemporaryID && object._version > 0 {
+        for object in objects where !object._hasTemporaryID && object._version > 0 {
             let node = try? coordinator.newValues(for: object.objectID, context: self)
             let newVersion = node.map { Int($0.version) } ?? 0
             guard newVersion != Int(object._version) else { continue }
@@ -239,6 +239,7 @@ extension NSManagedObjectContext {
 
     /// The order objects were created in (temporary IDs count up); saved objects first.
     private func _creationOrder(_ object: NSManagedObject) -> UInt64 {
+        if let n = object._lazyTemporaryNumber { return n }
         if case .temporary(let n) = object.objectID.reference { return n }
         return 0
     }

@@ -88,7 +88,7 @@ extension NSManagedObjectContext {
         let unloaded = sources.filter { source in
             if source._isFault { source._fireFault() }
             guard let slot = source._layout.indexByName[relationship.name] else { return false }
-            return !(source._values[slot] is ManagedObjectList) && !source.objectID.isTemporaryID
+            return !(source._values[slot] is ManagedObjectList) && !source._hasTemporaryID
         }
         if !unloaded.isEmpty, relationship.isOrdered || relationship.inverseRelationship?.isToMany != false {
             try _prefetchThroughStores(relationship, of: unloaded)

@@ -235,7 +235,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             inserted[key] = object
             return
         }
-        guard inserted[key] == nil, object.objectID.isTemporaryID else { return }
+        guard inserted[key] == nil, object._hasTemporaryID else { return }
         inserted[key] = object
         object._isInserted = true
         object._isDeleted = false  // an unsaved object deleted and inserted again
@@ -350,11 +350,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [obtainPermanentIDs(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/obtainpermanentids(for:))
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
-        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        let temporary = objects.filter { $0._hasTemporaryID }
         guard !temporary.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
-        let ids = try coordinator.obtainPermanentIDs(for: temporary)
-        for (object, id) in zip(temporary, ids) { _changeID(of: object, to: id) }
+        let identities = try coordinator._obtainPermanentIdentities(for: temporary)
+        for (object, identity) in zip(temporary, identities) {
+            switch identity {
+            case .id(let id):
+                _changeID(of: object, to: id)
+            case .row(let key, let store):
+                registry.changeKey(of: object, toRow: key, of: store)
+                object._setRowIdentity(key: key, store: store)
+            }
+        }
     }
 
     // MARK: Faults
@@ -379,7 +387,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// every loaded inverse they had to leave (nullify, cascade), so those still here are kept by a
     /// no-action or deny rule, and a rollback that undeletes them finds the list right.
     package func _loadToMany(_ relationship: NSRelationshipDescription, of object: NSManagedObject) -> [NSManagedObject] {
-        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
+        guard !object._hasTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
         do {
             let value = try coordinator.newValue(forRelationship: relationship, of: object.objectID, context: self)
             return NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }

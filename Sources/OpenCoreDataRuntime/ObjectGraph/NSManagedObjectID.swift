@@ -54,7 +54,7 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
         self.entity = entity
         self.persistentStore = store
         self.reference = reference
-        self.storeKey = store.map(ObjectIdentifier.init) ?? ObjectIdentifier(NSManagedObjectID.self)
+        self.storeKey = store.map(ObjectIdentifier.init) ?? Self.temporaryStoreKey
         self.root = root ?? ObjectIdentifier(entity.rootEntity)
         super.init()
     }
@@ -90,9 +90,17 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     }
 
     package static func makeTemporary(for entity: NSEntityDescription) -> NSManagedObjectID {
-        let n = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        return NSManagedObjectID(entity: entity, store: nil, reference: .temporary(n))
+        NSManagedObjectID(entity: entity, store: nil, reference: .temporary(nextTemporaryNumber()))
     }
+
+    /// The number of the next temporary ID (a new object takes one at insert and makes its ID
+    /// from it only when asked, see `NSManagedObject._madeObjectID`).
+    package static func nextTemporaryNumber() -> UInt64 {
+        temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// The registry's store identity of temporary IDs (they have no store).
+    package static var temporaryStoreKey: ObjectIdentifier { ObjectIdentifier(NSManagedObjectID.self) }
 
     /// Whether the ID will change when the object is saved.
     public var isTemporaryID: Bool {

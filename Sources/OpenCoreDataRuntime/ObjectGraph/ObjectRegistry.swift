@@ -92,6 +92,11 @@ package struct ObjectRegistry {
             if let key = object._lazyRowKey {
                 self = .page(PageKey(store: object._lazyRowStoreKey, root: object._layout.rootID, number: key >> pageShift, temporary: false),
                              slot: Int(key & Int64(pageSize - 1)))
+            } else if let n = object._lazyTemporaryNumber {
+                // Where its temporary ID's entry is (`init(_ id:)`), the ID not made.
+                self = .page(PageKey(store: NSManagedObjectID.temporaryStoreKey, root: object._layout.rootID,
+                                     number: Int64(n >> UInt64(pageShift)), temporary: true),
+                             slot: Int(n & UInt64(pageSize - 1)))
             } else {
                 self.init(object._objectID)
             }
@@ -281,13 +286,23 @@ package struct ObjectRegistry {
         }
     }
 
+    /// Moves `object`'s entry from where it is now to the row with primary key `key` of `store`
+    /// (a save's new primary key); the caller gives the object that identity right after
+    /// (``NSManagedObject/_setRowIdentity(key:store:)``). As ``changeKey(of:from:to:)``, an object
+    /// not registered here stays out.
+    package func changeKey(of object: NSManagedObject, toRow key: Int64, of store: ObjectIDStore) {
+        move(object, from: Location(object), to: Location(store: store, root: object._layout.rootID, key: key))
+    }
+
     /// Moves `object`'s entry from `old` to `new` (a save's permanent IDs); the caller makes `new`
     /// the object's ID right after. An object not registered here (`obtainPermanentIDs(for:)` on
     /// an object of no context) stays out: its `deinit` would not find this table to leave it.
     package func changeKey(of object: NSManagedObject, from old: NSManagedObjectID, to new: NSManagedObjectID) {
+        move(object, from: Location(old), to: Location(new))
+    }
+
+    private func move(_ object: NSManagedObject, from oldLocation: Location, to newLocation: Location) {
         let address = Unmanaged.passUnretained(object).toOpaque()
-        let oldLocation = Location(old)
-        let newLocation = Location(new)
         let released = table.withLock { table -> Released in
             guard table.entry(at: oldLocation) == address else { return (nil, nil) }
             _ = table.replace(at: oldLocation, with: nil)

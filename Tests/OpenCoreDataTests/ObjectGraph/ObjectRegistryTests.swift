@@ -258,6 +258,59 @@ struct ObjectRegistryTests {
         #expect(try items(reader).map { $0.value(forKey: "uid") as? Int64 } == [1, 10])
     }
 
+    /// A new object takes a temporary ID's number at insert and makes the ID only when asked
+    /// (Apple's IDs of new objects are temporary until saved); the save gives it its row's key,
+    /// again without making an ID, and the registry files it under its permanent ID.
+    @Test(arguments: storeTypes)
+    func newObjectsMakeTheirIDsOnlyWhenAsked(storeType: String) throws {
+        let store = try seededStore(storeType, count: 0)
+        let context = store.newContext()
+        let lazy = insertObject("Item", ["uid": Int64(1)], into: context)
+        let asked = insertObject("Item", ["uid": Int64(2)], into: context)
+        #expect(lazy._lazyTemporaryNumber != nil && lazy._hasTemporaryID)
+        let temporary = asked.objectID
+        #expect(temporary.isTemporaryID && asked.objectID === temporary, "made once, kept until the save")
+        #expect(context.registeredObject(for: temporary) === asked)
+        #expect(context.insertedObjects == [lazy, asked])
+        #expect(lazy._lazyTemporaryNumber != nil, "inserting and listing made no ID")
+
+        try context.save()
+        #expect(!lazy._hasTemporaryID)
+        if storeType == NSSQLiteStoreType {  // the in-memory store files rows by ID, so it makes them
+            #expect(lazy._lazyRowKey != nil, "the save gave it its key, no ID")
+        }
+        let permanent = lazy.objectID
+        #expect(!permanent.isTemporaryID && permanent.primaryKey != nil)
+        #expect(context.registeredObject(for: permanent) === lazy)
+        #expect(!asked.objectID.isTemporaryID && asked.objectID != temporary)
+        #expect(context.registeredObject(for: temporary) == nil, "the temporary ID no longer names it")
+        #expect(try context.existingObject(with: asked.objectID) === asked)
+        let reader = store.newContext()
+        #expect(try items(reader).map { $0.value(forKey: "uid") as? Int64 } == [1, 2])
+    }
+
+    /// Objects outlive their context, coordinator and model (an error names one, an app keeps
+    /// one): their entity stays readable through their layout, their values too. Apple's behaviour
+    /// with a deallocated model is not documented; we keep the objects usable and never trap.
+    @Test(arguments: storeTypes)
+    func objectsOutlivingTheirModelKeepTheirEntity(storeType: String) throws {
+        var fetched: NSManagedObject?
+        var inserted: NSManagedObject?
+        weak var model: NSManagedObjectModel?
+        do {
+            let store = try seededStore(storeType, count: 1)
+            let context = store.newContext()
+            fetched = try items(context).first
+            inserted = insertObject("Item", ["uid": Int64(5)], into: context)
+            try context.save()
+            model = context.persistentStoreCoordinator?.managedObjectModel
+        }
+        #expect(model == nil, "the model is gone")
+        #expect(fetched?.entity.name == "Item" && inserted?.entity.name == "Item")
+        #expect(fetched?.value(forKey: "uid") as? Int64 == 0 && inserted?.value(forKey: "uid") as? Int64 == 5)
+        #expect(inserted?.objectID.isTemporaryID == false && fetched?.objectID.entity.name == "Item")
+    }
+
     /// Several threads asking a fetched object for its ID at once all get the same instance.
     @Test
     func threadsAskingForAFetchedObjectsIDAtOnceGetOneID() throws {

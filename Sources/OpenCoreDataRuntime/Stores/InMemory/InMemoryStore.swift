@@ -29,11 +29,17 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        zip(array, try _obtainPermanentKeys(for: array)!).map { object, pk in
+            newObjectID(for: object.entity, referenceObject: pk)
+        }
+    }
+
+    override func _obtainPermanentKeys(for array: [NSManagedObject]) throws -> [Int64]? {
         array.map { object in
             let root = ObjectIdentifier(object.entity.rootEntity)
             let pk = (lastPrimaryKey[root] ?? 0) + 1
             lastPrimaryKey[root] = pk
-            return newObjectID(for: object.entity, referenceObject: pk)
+            return pk
         }
     }
 

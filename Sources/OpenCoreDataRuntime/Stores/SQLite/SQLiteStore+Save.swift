@@ -19,7 +19,7 @@ extension SQLiteStore {
         // Rows go in primary-key order (appends to the table's B-tree); keys are read once.
         let byKey = { (list: [NSManagedObject]) -> [NSManagedObject] in
             guard !list.isEmpty else { return [] }
-            var keys = list.map { $0._lazyRowKey ?? $0.objectID.primaryKey ?? 0 }  // an ID not made yet stays unmade
+            var keys = list.map { $0._primaryKey ?? 0 }  // an ID not made yet stays unmade
             if zip(keys, keys.dropFirst()).allSatisfy({ $0 <= $1 }) { return list }  // inserts usually are
             var order = Array(list.indices)
             order.sort { keys[$0] < keys[$1] }
@@ -149,8 +149,7 @@ extension SQLiteStore {
         // load of the ID's store per row is measurable at 100k rows). A fetched object whose ID was
         // never asked for has its row's key: making the ID here cost about 650 instructions and 80
         // bytes per saved object (callgrind cases 5 and 6).
-        if let key = object._lazyRowKey { return key }
-        guard let pk = object.objectID.primaryKey else {
+        guard let pk = object._primaryKey else {
             throw OpenCoreDataError(
                 .persistentStoreSave, "the object has no permanent ID in this store", entityName: object.entity.name,
                 objectID: object.objectID)
@@ -237,10 +236,20 @@ extension SQLiteStore {
             index += 1
         case .toOne(_, let entityColumn):
             let value = inRange ? values[slot.slot] : nil
-            let destination = (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
-            if let destination, let destinationKey = destination.primaryKey {
+            // A destination object's key is read without making its ID (a new object saved in
+            // the same save has none yet).
+            let destinationKey: Int64?
+            let destinationEntity: NSEntityDescription?
+            if let object = value as? NSManagedObject {
+                (destinationKey, destinationEntity) = (object._primaryKey, object.entity)
+            } else if let id = value as? NSManagedObjectID {
+                (destinationKey, destinationEntity) = (id.primaryKey, id.entity)
+            } else {
+                (destinationKey, destinationEntity) = (nil, nil)
+            }
+            if let destinationKey, let destinationEntity {
                 statement.bind(destinationKey, index)
-                if entityColumn != nil { statement.bind(schema.number(of: destination.entity) ?? 0, index + 1) }
+                if entityColumn != nil { statement.bind(schema.number(of: destinationEntity) ?? 0, index + 1) }
             } else {
                 statement.bindNull(index)
                 if entityColumn != nil { statement.bindNull(index + 1) }
@@ -313,7 +322,7 @@ extension SQLiteStore {
             case .inverseForeignKey(let table, _, let order?, _):
                 // The destinations hold the foreign key; write their positions (1-based).
                 for (position, member) in members.enumerated() {
-                    guard let key = member.objectID.primaryKey else { continue }
+                    guard let key = member._primaryKey else { continue }
                     try connection.run(
                         "UPDATE \(table.name) SET \(order) = ? WHERE Z_PK = ?",
                         [.integer(Int64(position + 1)), .integer(key)])
@@ -321,7 +330,7 @@ extension SQLiteStore {
             case .inverseForeignKey:
                 continue  // the inverse to-one column is written with the destination rows
             case .join(let join, let mine, let other, let otherOrder, _):
-                let wanted = members.compactMap(\.objectID.primaryKey)
+                let wanted = members.compactMap(\._primaryKey)
                 let existing = Set(
                     try connection.column("SELECT \(other) FROM \(join.name) WHERE \(mine) = ?", [.integer(pk)])
                         .compactMap { value -> Int64? in

@@ -90,6 +90,22 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     /// Allocates primary keys from each root entity's `Z_PRIMARYKEY.Z_MAX`, in one short write
     /// transaction so several processes never hand out the same key.
     override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        let keys = try _obtainPermanentKeys(for: array)!
+        var ids: [NSManagedObjectID] = []
+        ids.reserveCapacity(array.count)
+        var runLayout: ObjectIdentifier?
+        var runEntity: NSEntityDescription?
+        for (object, pk) in zip(array, keys) {
+            if ObjectIdentifier(object._layout) != runLayout {
+                (runLayout, runEntity) = (ObjectIdentifier(object._layout), object.entity)
+            }
+            ids.append(NSManagedObjectID(entity: runEntity!, store: self, reference: .int64(pk)))
+        }
+        return ids
+    }
+
+    /// New primary keys from `Z_PRIMARYKEY`, counted per root entity in one write transaction.
+    override func _obtainPermanentKeys(for array: [NSManagedObject]) throws -> [Int64]? {
         guard !array.isEmpty else { return [] }
         if isReadOnly {
             throw OpenCoreDataError(
@@ -133,24 +149,19 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
                 next[root] = max + 1
             }
         }
-        var ids: [NSManagedObjectID] = []
-        ids.reserveCapacity(array.count)
+        var keys: [Int64] = []
+        keys.reserveCapacity(array.count)
         var currentRoot: Int64?
         var pk: Int64 = 0
-        var runLayout: ObjectIdentifier?
-        var runEntity: NSEntityDescription?
-        for (object, root) in zip(array, rootNumbers) {
+        for root in rootNumbers {
             if root != currentRoot {
                 if let currentRoot { next[currentRoot] = pk }
                 (currentRoot, pk) = (root, next[root]!)
             }
-            if ObjectIdentifier(object._layout) != runLayout {
-                (runLayout, runEntity) = (ObjectIdentifier(object._layout), object.entity)
-            }
-            ids.append(NSManagedObjectID(entity: runEntity!, store: self, reference: .int64(pk)))
+            keys.append(pk)
             pk += 1
         }
-        return ids
+        return keys
     }
 
     /// The object ID for a row.
