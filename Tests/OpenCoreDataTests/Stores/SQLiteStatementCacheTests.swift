@@ -24,6 +24,33 @@ struct SQLiteStatementCacheTests {
         }
     }
 
+    /// Text parameters are copied into buffers the statement keeps and binds without SQLite
+    /// copying them again: one statement reused with strings that grow, shrink, are empty or not
+    /// ASCII, in two text parameters at once, writes and matches each exactly.
+    @Test func reusedTextParametersKeepEachValue() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let connection = try #require(try sqliteStore(store.coordinator).connection)
+        try connection.execute("CREATE TABLE T (A TEXT, B TEXT)")
+        let values = ["", "a", String(repeating: "x", count: 31), String(repeating: "y", count: 33), "é日本🙂",
+                      String(repeating: "long ", count: 200), "b"]
+        let insert = try connection.prepare("INSERT INTO T (A, B) VALUES (?, ?)")
+        for (a, b) in zip(values, values.reversed()) {
+            insert.bind(a, 1)
+            insert.bind(b, 2)
+            _ = try insert.step()
+            insert.reset()
+        }
+        #expect(try connection.column("SELECT A FROM T ORDER BY rowid") == values.map { .text($0) })
+        #expect(try connection.column("SELECT B FROM T ORDER BY rowid") == values.reversed().map { .text($0) })
+        let match = try connection.prepare("SELECT COUNT(*) FROM T WHERE A = ? AND B = ?")
+        for (a, b) in zip(values, values.reversed()) {
+            match.bind(a, 1)
+            match.bind(b, 2)
+            #expect(try match.step() && match.int64(0) == 1, "\(a.prefix(8)) / \(b.prefix(8))")
+            match.reset()
+        }
+    }
+
     /// A statement held by a caller while the cache starts over stays usable until released.
     @Test func aHeldStatementOutlivesEviction() throws {
         let store = try TestStore(NSSQLiteStoreType)
