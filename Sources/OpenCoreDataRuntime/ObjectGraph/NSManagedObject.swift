@@ -29,7 +29,8 @@ open class NSManagedObject: NSObject {
     /// instructions and 80 bytes a row, and most fetched objects are never asked for theirs; a new
     /// object's temporary ID was made at insert and replaced at save.
     @exclusivity(unchecked) private var _madeObjectID: NSManagedObjectID?
-    /// The primary key of a fetched row whose ID is made lazily (see `_madeObjectID`).
+    /// The primary key of a fetched or saved row, or a new object's temporary ID's number, while
+    /// its ID is not made (see `_madeObjectID`).
     @exclusivity(unchecked) private var _rowKey: Int64 = 0
     /// The store of a fetched row whose ID is made lazily (see `_madeObjectID`).
     @exclusivity(unchecked) package private(set) var _rowStore: ObjectIDStore?
@@ -156,12 +157,22 @@ open class NSManagedObject: NSObject {
     }
 
     /// Gives the object the permanent identity of row `key` of `store` (a save's new primary key),
-    /// its ID made from it only when asked for. The registry's entry moves first (see
-    /// ``NSManagedObjectContext/_changeIdentity(of:toRow:of:)``).
+    /// its ID made from it only when asked for; the context moves the registry's entry first
+    /// (`ObjectRegistry.changeKey(of:toRow:of:)`, in `obtainPermanentIDs(for:)`).
+    ///
+    /// Under the lock that makes IDs, as another thread may be asking for the ID: one already made
+    /// (the temporary ID was asked for) is replaced by the permanent ID at once, never cleared, so a
+    /// reader that found an ID set never sees it gone.
     package final func _setRowIdentity(key: Int64, store: ObjectIDStore) {
-        _madeObjectID = nil
-        _rowKey = key
-        _rowStore = store
+        LazyObjectIDs.lock.withLock { _ in
+            if _madeObjectID != nil {
+                _madeObjectID = NSManagedObjectID(entity: _layout.entity, store: store, reference: .int64(key), root: _layout.rootID)
+                _rowStore = nil
+            } else {
+                _rowKey = key
+                _rowStore = store
+            }
+        }
     }
 
     /// The identity of the store of an object whose `_lazyRowKey` is not `nil`, read without
@@ -172,10 +183,11 @@ open class NSManagedObject: NSObject {
         Unmanaged.passUnretained(_rowStore.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.key }
     }
 
-    /// Makes the ID of a fetched object that has none yet, under a lock: an object's ID is read
-    /// off its context's queue (passing IDs between contexts is Core Data's threading model), and
-    /// two threads must not both make one. Once made it is never replaced but by a save's
-    /// permanent ID (on the context's queue), so a reader that finds it set needs no lock.
+    /// Makes the ID of an object that has none yet (a temporary one for a new object), under a
+    /// lock: an object's ID is read off its context's queue (passing IDs between contexts is Core
+    /// Data's threading model), and two threads must not both make one. Once made it is never
+    /// replaced but by a save's permanent ID (on the context's queue), and never cleared, so a
+    /// reader that finds it set needs no lock.
     private final func _makeObjectID() {
         LazyObjectIDs.lock.withLock { _ in
             guard _madeObjectID == nil else { return }

@@ -325,6 +325,33 @@ struct ObjectRegistryTests {
         withExtendedLifetime(store) {}
     }
 
+    /// Threads reading new objects' IDs while their context saves each get a temporary ID or the
+    /// permanent one, never nothing; an object whose temporary ID was asked for gets its permanent
+    /// ID at the save at once (`_setRowIdentity`), the others when first asked.
+    @Test
+    func threadsReadingNewObjectsIDsDuringASaveGetTemporaryOrPermanentIDs() throws {
+        let store = try seededStore(NSSQLiteStoreType, count: 0)
+        let context = store.newContext()
+        let objects = (0..<64).map { insertObject("Item", ["uid": Int64($0)], into: context) }
+        let asked = objects.enumerated().filter { $0.offset.isMultiple(of: 2) }.map { $0.element.objectID }
+        #expect(asked.allSatisfy { $0.isTemporaryID })
+        let box = IDBox(objects)
+        let failure = SaveFailure()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            if thread == 0 {
+                do { try context.save() } catch { failure.record(error) }
+            }
+            for index in box.objects.indices { box.record(box.objects[index].objectID, thread: thread, index: index) }
+        }
+        #expect(failure.error == nil)
+        #expect(objects.allSatisfy { !$0.objectID.isTemporaryID && $0.objectID.primaryKey != nil })
+        #expect(Set(objects.map(\.objectID)).count == 64)
+        for (index, object) in objects.enumerated() {
+            #expect(context.registeredObject(for: object.objectID) === object)
+            if index.isMultiple(of: 2) { #expect(context.registeredObject(for: asked[index / 2]) == nil) }
+        }
+    }
+
     /// IDs whose reference is not an integer (an `NSIncrementalStore`'s strings) are filed apart
     /// from the pages, and never confused with an integer key of the same entity.
     @Test
@@ -400,4 +427,14 @@ private final class IDBox: @unchecked Sendable {
         lock.unlock()
     }
     func allSame() -> Bool { ids.allSatisfy { $0 == ids[0] } && !ids[0].contains(nil) }
+}
+
+private final class SaveFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var error: (any Error)?
+    func record(_ error: any Error) {
+        lock.lock()
+        self.error = error
+        lock.unlock()
+    }
 }
