@@ -233,11 +233,9 @@ package final class EntityLayout: @unchecked Sendable {
     package let derivedSlots: [Int]
     /// Slots of stored properties that must have a value at save (required attributes and to-ones).
     package let requiredSlots: [Int]
-    /// Whether each slot's property is read-only (derived): read per property of every object
-    /// saved, without a call (and a retain) on the property.
-    package let isReadOnly: [Bool]
-    /// Whether each slot's property has validation predicates, as far as the layout knows: `nil`
-    /// for an app's subclass of a property class, whose `open` getter is asked each time.
+    /// Whether each slot's property has validation predicates, read per property of every object
+    /// saved without a call (and a retain) on the property; `nil` for an app's subclass of a
+    /// property class, whose `open` getter is asked each time.
     package let hasValidationPredicates: [Bool?]
     /// Fetched properties by name. They have no slot: nothing of theirs is stored.
     package let fetchedPropertiesByName: [String: NSFetchedPropertyDescription]
@@ -281,7 +279,6 @@ package final class EntityLayout: @unchecked Sendable {
         propertiesByName = seen.mapValues { props[$0] }
         attributeTypes = props.map { ($0 as? NSAttributeDescription)?.attributeType }
         relationships = props.map { $0 as? NSRelationshipDescription }
-        isReadOnly = props.map(\._isReadOnly)
         hasValidationPredicates = props.map { $0._isFrameworkClass ? $0._hasValidationPredicates : nil }
         storedAttributeSlots = props.indices.filter { props[$0] is NSAttributeDescription && !props[$0].isTransient }
         relationshipSlots = props.indices.filter { props[$0] is NSRelationshipDescription }

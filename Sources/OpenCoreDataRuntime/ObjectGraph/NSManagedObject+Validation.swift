@@ -84,7 +84,8 @@ extension NSManagedObject {
         var errors: [(error: any Error, object: NSManagedObject)] = []
         let names = _layout.names
         for slot in _layout.properties.indices {
-            if _layout.isReadOnly[slot] { continue }
+            // Derived attributes are read-only (computed by the save): not checked.
+            if !_layout.derivedSlots.isEmpty, _layout.derivedSlots.contains(slot) { continue }
             let relationship = _layout.relationships[slot]
             if let relationship, relationship.isToMany {
                 guard !relationship.isTransient, relationship.hasCountBounds else { continue }
