@@ -76,11 +76,9 @@ package struct ObjectRegistry {
         init(_ id: NSManagedObjectID) {
             switch id.reference {
             case .int64(let key):
-                self = .page(PageKey(store: id._storeKey, root: id._root, number: key >> pageShift, temporary: false),
-                             slot: Int(key & Int64(pageSize - 1)))
+                self.init(store: id._storeKey, root: id._root, key: key)
             case .temporary(let n):
-                self = .page(PageKey(store: id._storeKey, root: id._root, number: Int64(n >> UInt64(pageShift)), temporary: true),
-                             slot: Int(n & UInt64(pageSize - 1)))
+                self.init(store: id._storeKey, root: id._root, temporary: n)
             case .string, .other:
                 self = .other(OtherKey(store: id._storeKey, root: id._root, reference: id.reference))
             }
@@ -90,13 +88,10 @@ package struct ObjectRegistry {
         @inline(__always)
         init(_ object: NSManagedObject) {
             if let key = object._lazyRowKey {
-                self = .page(PageKey(store: object._lazyRowStoreKey, root: object._layout.rootID, number: key >> pageShift, temporary: false),
-                             slot: Int(key & Int64(pageSize - 1)))
+                self.init(store: object._lazyRowStoreKey, root: object._layout.rootID, key: key)
             } else if let n = object._lazyTemporaryNumber {
                 // Where its temporary ID's entry is (`init(_ id:)`), the ID not made.
-                self = .page(PageKey(store: NSManagedObjectID.temporaryStoreKey, root: object._layout.rootID,
-                                     number: Int64(n >> UInt64(pageShift)), temporary: true),
-                             slot: Int(n & UInt64(pageSize - 1)))
+                self.init(store: NSManagedObjectID.temporaryStoreKey, root: object._layout.rootID, temporary: n)
             } else {
                 self.init(object._objectID)
             }
@@ -104,8 +99,21 @@ package struct ObjectRegistry {
 
         /// Where the entry of the row with primary key `key` of `store` and root entity `root` is.
         init(store: ObjectIDStore, root: ObjectIdentifier, key: Int64) {
-            self = .page(PageKey(store: store.key, root: root, number: key >> pageShift, temporary: false),
+            self.init(store: store.key, root: root, key: key)
+        }
+
+        /// A primary key's page and slot.
+        @inline(__always)
+        private init(store: ObjectIdentifier, root: ObjectIdentifier, key: Int64) {
+            self = .page(PageKey(store: store, root: root, number: key >> pageShift, temporary: false),
                          slot: Int(key & Int64(pageSize - 1)))
+        }
+
+        /// A temporary ID number's page and slot (a key space of its own).
+        @inline(__always)
+        private init(store: ObjectIdentifier, root: ObjectIdentifier, temporary n: UInt64) {
+            self = .page(PageKey(store: store, root: root, number: Int64(n >> UInt64(pageShift)), temporary: true),
+                         slot: Int(n & UInt64(pageSize - 1)))
         }
     }
 

@@ -53,12 +53,9 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     /// reads the slot as `Any?` and converts).
     @inline(__always)
     package func exactly<T>(_ slot: Int, as type: T.Type) -> T? {
-        guard let storage else { return nil }
         // Borrowed, not retained: a typed accessor's read retained and released the storage
         // (about 45 instructions per read, callgrind case 2).
-        return Unmanaged.passUnretained(storage)._withUnsafeGuaranteedRef { storage in
-            slot >= 0 && slot < storage.count ? storage.exactly(slot, as: T.self) : nil
-        }
+        Self.read(storage.map { Unmanaged.passUnretained($0) }, slot) { $0.exactly(slot, as: T.self) }
     }
 
     /// ``exactly(_:as:)`` on the values at `address` (an object's `_values`), read without making a
@@ -67,21 +64,28 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     /// 40 cycles) on every typed accessor's read.
     @inline(__always)
     package static func exactly<T>(at address: UnsafePointer<RowValues>, _ slot: Int, as type: T.Type) -> T? {
-        // The one stored property is the storage reference: its bits are loaded as a pointer.
-        guard let bits = UnsafeRawPointer(address).load(as: UnsafeRawPointer?.self) else { return nil }
-        return Unmanaged<RowStorage>.fromOpaque(bits)._withUnsafeGuaranteedRef { storage in
-            slot >= 0 && slot < storage.count ? storage.exactly(slot, as: T.self) : nil
-        }
+        read(storage(at: address), slot) { $0.exactly(slot, as: T.self) }
     }
 
     /// `self[slot]` (or `nil` past the end) on the values at `address`, read in place as
     /// ``exactly(at:_:as:)`` reads (validation at save reads every property of every object).
     @inline(__always)
     package static func value(at address: UnsafePointer<RowValues>, _ slot: Int) -> Any? {
-        guard let bits = UnsafeRawPointer(address).load(as: UnsafeRawPointer?.self) else { return nil }
-        return Unmanaged<RowStorage>.fromOpaque(bits)._withUnsafeGuaranteedRef { storage in
-            slot >= 0 && slot < storage.count ? storage.value(at: slot) : nil
-        }
+        read(storage(at: address), slot) { $0.value(at: slot) }
+    }
+
+    /// The storage of the values at `address`, unretained: the one stored property is the storage
+    /// reference, and its bits are loaded as a pointer.
+    @inline(__always)
+    private static func storage(at address: UnsafePointer<RowValues>) -> Unmanaged<RowStorage>? {
+        UnsafeRawPointer(address).load(as: UnsafeRawPointer?.self).map { Unmanaged<RowStorage>.fromOpaque($0) }
+    }
+
+    /// `body` on `storage`, borrowed, if `slot` is one of its slots; else `nil`.
+    @inline(__always)
+    private static func read<R>(_ storage: Unmanaged<RowStorage>?, _ slot: Int, _ body: (RowStorage) -> R?) -> R? {
+        guard let storage else { return nil }
+        return storage._withUnsafeGuaranteedRef { slot >= 0 && slot < $0.count ? body($0) : nil }
     }
 
     /// Sets slot `slot` to `value` without boxing it: in its field when `T` is the field's type
