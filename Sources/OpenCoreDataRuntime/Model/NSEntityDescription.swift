@@ -314,15 +314,18 @@ package final class EntityLayout: @unchecked Sendable {
             if cached != NSManagedObject.self { classBits.store(unsafeBitCast(cached, to: UInt.self), ordering: .relaxed) }
             return cached
         }
-        let resolved = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
-        if let resolved { classCache.withLock { $0 = resolved } }
-        return resolved ?? NSManagedObject.self
+        guard let resolved = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName) else {
+            return NSManagedObject.self
+        }
+        // Noted as an object of the class notes it (cached, and registered for `entity()`): faults
+        // are made from this class and do not note their own (see `NSManagedObject.init(entity:insertInto:)`).
+        if resolved == NSManagedObject.self { classCache.withLock { $0 = resolved } } else { noteNewClass(resolved) }
+        return resolved
     }
 
     /// Records the class that represents this entity, once the class is seen in use. Runs for every
-    /// object created, so the common case (the class is already known) costs one atomic load.
-    /// Inlined, so that the common case makes no call: around a call, `init(entity:insertInto:)`
-    /// retained and released both the object and its layout.
+    /// object created (not for faults, whose class is ``managedObjectClass``), so the common case
+    /// (the class is already known) costs one atomic load.
     @inline(__always)
     package func noteClass(_ cls: NSManagedObject.Type) {
         if classBits.load(ordering: .relaxed) == unsafeBitCast(cls, to: UInt.self) { return }

@@ -30,6 +30,15 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     /// Every slot of `layout` nil.
     package init(for layout: RowLayout) { storage = RowStorage.make(layout) }
 
+    /// Every slot of `layout` nil, then `body` on the new storage, for writes into slots known to
+    /// hold nil (``RowStorage/initialize(_:to:)``): the storage is unique by construction.
+    @inline(__always)
+    package init(for layout: RowLayout, initializing body: (RowStorage) throws -> Void) rethrows {
+        let storage = RowStorage.make(layout)
+        try body(storage)
+        self.storage = storage
+    }
+
     package var startIndex: Int { 0 }
     package var endIndex: Int { storage?.count ?? 0 }
     package var indices: Range<Int> { 0..<endIndex }
@@ -101,14 +110,6 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
 
     /// The storage, for tests that measure its allocation.
     package var storageForTesting: AnyObject? { storage }
-
-    /// Runs `body` with the storage, made unique first, for writes into slots known to hold nil
-    /// (``RowStorage/initialize(_:to:)``).
-    @inline(__always)
-    package mutating func withUniqueStorage<R>(_ body: (RowStorage) throws -> R) rethrows -> R {
-        makeUnique()
-        return try body(storage.unsafelyUnwrapped)
-    }
 
     @inline(__always)
     private func checked(_ slot: Int) -> Int {
@@ -245,17 +246,19 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     }
 
     deinit {
-        let head = self.head
-        let layout = head.pointee.layout
+        // The layout borrowed from the header, which releases it after this body: read as
+        // `head.pointee.layout` it was retained and released again for every row freed.
         let bytes = self.bytes
-        for index in 0..<layout.referenceCount {
-            let slot = layout.referenceSlots[index]
-            guard bytes.load(fromByteOffset: slot, as: UInt8.self) == State.inField.rawValue else { continue }
-            let field = bytes + layout.offsets[slot]
-            if layout.kinds[slot] == .string {
-                field.assumingMemoryBound(to: String.self).deinitialize(count: 1)
-            } else {
-                field.assumingMemoryBound(to: Any.self).deinitialize(count: 1)
+        layoutRef._withUnsafeGuaranteedRef { layout in
+            for index in 0..<layout.referenceCount {
+                let slot = layout.referenceSlots[index]
+                guard bytes.load(fromByteOffset: slot, as: UInt8.self) == State.inField.rawValue else { continue }
+                let field = bytes + layout.offsets[slot]
+                if layout.kinds[slot] == .string {
+                    field.assumingMemoryBound(to: String.self).deinitialize(count: 1)
+                } else {
+                    field.assumingMemoryBound(to: Any.self).deinitialize(count: 1)
+                }
             }
         }
     }

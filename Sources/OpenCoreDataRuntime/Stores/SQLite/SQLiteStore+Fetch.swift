@@ -152,7 +152,7 @@ extension SQLiteStore {
         // The current rows' entity: separate variables, not an optional tuple, which was copied out
         // (a retain and a release of each part) for every row.
         var rowMapping: SQLiteSchema.EntityMapping?
-        var rowPlan: SQLiteSchema.EntityMapping.RowPlan!
+        var rowPlan: SQLiteSchema.EntityMapping.RowPlan?
         var layout: EntityLayout!
         // The rows' identities: their objects make their IDs only if asked for. A constant, made
         // once per fetch: read per row from an optional variable, it was retained and released.
@@ -171,18 +171,25 @@ extension SQLiteStore {
                 // (slow ones: it is the target of weak references) per row.
                 if let rowMapping { offer.entity = rowMapping.entity }
             }
-            // Borrowed for the row, not copied from `rowMapping`: a retain and a release per row.
-            guard let rowMappingRef = rowMapping.map({ Unmanaged.passUnretained($0) }) else { continue }
-            let values = rowMappingRef._withUnsafeGuaranteedRef { decodeRow(statement, mapping: $0, plan: rowPlan, offset: 0) }
+            // Borrowed for the row, not copied from `rowMapping` and `rowPlan` (which hold them): a
+            // retain and a release of each per row.
+            guard let rowMappingRef = rowMapping.map({ Unmanaged.passUnretained($0) }),
+                let rowPlanRef = rowPlan.map({ Unmanaged.passUnretained($0) })
+            else { continue }
+            let values = rowMappingRef._withUnsafeGuaranteedRef { mapping in
+                rowPlanRef._withUnsafeGuaranteedRef { decodeRow(statement, mapping: mapping, plan: $0, offset: 0) }
+            }
             let key = statement.int64(0)
             let object: NSManagedObject
-            if !rowPlan.hasTransformables {
+            if !rowPlanRef._withUnsafeGuaranteedRef({ $0.hasTransformables }) {
                 offer.key = key
                 object = context._registerFetchedRow(
                     offer, layout: layout, values: consume values, version: statement.int64(2), asFault: asFault)
             } else {
                 // The transformable check names the row's ID in its error.
-                let id = rowID(entity: rowMappingRef.takeUnretainedValue().entity, pk: key, root: rowPlan.root)
+                let id = rowID(
+                    entity: rowMappingRef.takeUnretainedValue().entity, pk: key,
+                    root: rowPlanRef.takeUnretainedValue().root)
                 try TransformableValues.checkDecoded(values, layout: layout, objectID: id)
                 object = context._registerFetchedObject(
                     objectID: id, values: consume values, version: statement.int64(2), asFault: asFault)
