@@ -49,8 +49,14 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// The model that holds this entity.
     open internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// The parent entity.
-    // No run-time exclusivity check: every new object ID walks up to its root entity.
-    @exclusivity(unchecked) open internal(set) weak var superentity: NSEntityDescription?
+    open internal(set) var superentity: NSEntityDescription? {
+        get { _superentityReference?.entity }
+        set { _superentityReference = newValue?._reference }
+    }
+    // No run-time exclusivity check: walking up to the root entity reads it.
+    @exclusivity(unchecked) private var _superentityReference: EntityReference?
+    /// What back references to this entity hold instead of the entity (see ``EntityReference``).
+    package let _reference = EntityReference()
 
     private var _ownProperties: [NSPropertyDescription] = []
     private var _subentities: [NSEntityDescription] = []
@@ -58,7 +64,12 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     private let layoutBits = Atomic<UInt>(0)
     private let retiredLayouts = Locked<[EntityLayout]>([])
 
-    public override init() { super.init() }
+    public override init() {
+        super.init()
+        _attach(_reference)
+    }
+
+    deinit { _detach(_reference) }
 
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, managedObjectClassName: String? = nil, properties: [NSPropertyDescription] = []) {
@@ -245,7 +256,7 @@ package final class EntityLayout: @unchecked Sendable {
     /// Where each slot's value lies in the objects' ``RowValues``.
     package let rowLayout: RowLayout
     /// The identity of the entity's root entity (the one whose primary keys it shares), found once:
-    /// walking up the weak `superentity` links costs about 450 instructions.
+    /// walking up the `superentity` links costs about 450 instructions.
     package let rootID: ObjectIdentifier
     private let classCache = Locked<NSManagedObject.Type?>(nil)
     /// The cached class's metadata pointer once it is settled (0 before): read without the lock on
@@ -351,12 +362,12 @@ package final class EntityLayout: @unchecked Sendable {
 package enum ManagedObjectClassRegistry {
     private static let byName = Locked<[String: NSManagedObject.Type]>([:])
 
-    private static let entities = Locked<[ObjectIdentifier: WeakEntity]>([:])
-    private struct WeakEntity { weak var entity: NSEntityDescription? }
+    /// Not weak references, which would slow every retain of the entities (see ``EntityReference``).
+    private static let entities = Locked<[ObjectIdentifier: EntityReference]>([:])
 
     /// Remembers the entity a class was last used with, for `entity()`.
     package static func noteEntity(_ entity: NSEntityDescription, for cls: NSManagedObject.Type) {
-        entities.withLock { $0[ObjectIdentifier(cls)] = WeakEntity(entity: entity) }
+        entities.withLock { $0[ObjectIdentifier(cls)] = entity._reference }
     }
 
     /// The entity a class was last used with.

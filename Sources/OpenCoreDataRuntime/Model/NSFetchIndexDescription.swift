@@ -26,7 +26,11 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
         didSet { for element in elements { element.indexDescription = self } }
     }
     /// The entity the index belongs to (set when the index is added to ``NSEntityDescription/indexes``).
-    open internal(set) weak var entity: NSEntityDescription?
+    open internal(set) var entity: NSEntityDescription? {
+        get { _entityReference?.entity }
+        set { _entityReference = newValue?._reference }
+    }
+    @exclusivity(unchecked) private var _entityReference: EntityReference?
     /// Limits the index to the objects that match (not applied by the Linux stores).
     open var partialIndexPredicate: NSPredicate?
 

@@ -16,8 +16,12 @@ import Foundation
 open class NSPropertyDescription: NSObject, @unchecked Sendable {
     /// The property's name.
     open var name: String = ""
-    /// The entity that owns the property.
-    open internal(set) weak var entity: NSEntityDescription!
+    /// The entity that owns the property (not kept alive by it: see ``EntityReference``).
+    open internal(set) var entity: NSEntityDescription! {
+        get { _entityReference?.entity }
+        set { _entityReference = newValue?._reference }
+    }
+    @exclusivity(unchecked) private var _entityReference: EntityReference?
     /// Whether the property may be nil when saved. Defaults to `true`, as on Apple.
     open var isOptional: Bool = true
     /// Whether the property is not saved to the store.

@@ -22,8 +22,13 @@ public enum NSDeleteRule: UInt, Sendable {
 ///
 /// Related Core Data documentation: [NSRelationshipDescription](https://developer.apple.com/documentation/coredata/nsrelationshipdescription)
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
-    /// The entity at the other end.
-    open weak var destinationEntity: NSEntityDescription?
+    /// The entity at the other end (not kept alive by the relationship, as a weak reference: see
+    /// ``EntityReference``).
+    open var destinationEntity: NSEntityDescription? {
+        get { _destinationReference?.entity }
+        set { _destinationReference = newValue?._reference }
+    }
+    @exclusivity(unchecked) private var _destinationReference: EntityReference?
     /// The relationship that leads back.
     open weak var inverseRelationship: NSRelationshipDescription?
     /// The most objects the relationship may hold; `0` means no limit. `1` makes it to-one.

@@ -1,0 +1,78 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataTestSupport
+import Testing
+
+/// Only this file uses this class.
+final class EntityReferenceMood: NSManagedObject {}
+
+@Suite("Entity back references")
+struct EntityReferenceTests {
+    /// A property's entity, a relationship's destination, an index's entity and a subentity's
+    /// superentity read the entity while it lives and `nil` once it is gone, as the weak references
+    /// they were did. (Apple declares a property's `entity` `unowned(unsafe)`, which would dangle;
+    /// what Apple's other back references read after their entity is freed is not documented.)
+    @Test func backReferencesReadNilOnceTheirEntityIsGone() {
+        let attribute = NSAttributeDescription(name: "name", type: .stringAttributeType)
+        let index = NSFetchIndexDescription(
+            name: "byName", elements: [NSFetchIndexElementDescription(property: attribute, collationType: .binary)])
+        let child = NSEntityDescription(name: "Child")
+        let other = NSEntityDescription(name: "Other")
+        let relationship: NSRelationshipDescription
+        weak var gone: NSEntityDescription?
+        do {
+            let parent = NSEntityDescription(name: "Parent", properties: [attribute])
+            parent.subentities = [child]
+            parent.indexes = [index]
+            relationship = NSRelationshipDescription(name: "parent", destination: parent, toMany: false)
+            other.properties = [relationship]
+            #expect(attribute.entity === parent)
+            #expect(child.superentity === parent)
+            #expect(index.entity === parent)
+            #expect(relationship.destinationEntity === parent)
+            #expect(child.properties.map(\.name) == ["name"], "inherited through the superentity")
+            gone = parent
+        }
+        #expect(gone == nil, "nothing the entity pointed to kept it alive")
+        #expect(attribute.entity == nil)
+        #expect(child.superentity == nil)
+        #expect(child.properties.isEmpty)
+        #expect(index.entity == nil)
+        #expect(relationship.destinationEntity == nil)
+        #expect(relationship.entity === other, "the relationship's own entity is still there")
+    }
+
+    /// Nothing in a model in use holds a weak reference to an entity, so retaining one takes the
+    /// runtime's fast path. A weakly referenced object gets a side table, and every retain and
+    /// release of it then takes the slow one: each fault made retains and releases its entity
+    /// (`init(entity:insertInto:)` takes it owned). This reads the Swift runtime's 64-bit
+    /// reference-count word, whose two top bits are both set when it points to a side table (an
+    /// ABI detail: the check is skipped on other word sizes).
+    @Test func entitiesOfAModelInUseHaveNoSideTable() throws {
+        let model = MoodsModel.make(moodClass: NSStringFromClass(EntityReferenceMood.self))
+        let index = NSFetchIndexDescription(
+            name: "byDate",
+            elements: [NSFetchIndexElementDescription(
+                property: model.entitiesByName["Mood"]!.propertiesByName["date"]!, collationType: .binary)])
+        model.entitiesByName["Mood"]!.indexes = [index]
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let context = try makeContext(
+            model: model, storeType: NSSQLiteStoreType, at: directory.url.appendingPathComponent("moods.sqlite"))
+        try context.performAndWait {
+            let mood = NSEntityDescription.insertNewObject(forEntityName: "Mood", into: context)
+            mood.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "date")
+            try context.save()
+            context.reset()
+            let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Mood"))
+            #expect(fetched.first is EntityReferenceMood)
+            #expect(EntityReferenceMood.entity() === model.entitiesByName["Mood"])
+        }
+        guard MemoryLayout<Int>.size == 8 else { return }
+        for entity in model.entities {
+            let word = UnsafeRawPointer(Unmanaged.passUnretained(entity).toOpaque())
+                .load(fromByteOffset: 8, as: UInt64.self)
+            #expect(word >> 62 != 0b11, "\(entity.name ?? "?") has a side table")
+        }
+    }
+}
