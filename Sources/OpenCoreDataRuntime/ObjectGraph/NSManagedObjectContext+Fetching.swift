@@ -18,13 +18,13 @@ extension NSManagedObjectContext {
             let results = try _fetch(erased)
             if T.self == NSNumber.self, erased.resultType == .countResultType { return .counts(results.values) }
             switch results {
-            case .objects(let objects): return .objects(objects)
+            case .objects(let objects, let ofClass): return .objects(objects, ofClass: ofClass)
             case .values(let values): return .results(values)
             }
         }
         switch outcome {
-        case .objects(let objects):
-            return Self.typedResults(objects, as: T.self)
+        case .objects(let objects, let ofClass):
+            return Self.typedResults(objects, ofClass: ofClass, as: T.self)
         case .counts(let counts):
             return counts.compactMap { ValueConversion.int64($0).map { NSNumber(value: $0) } as? T }
         case .results(var results):
@@ -35,7 +35,7 @@ extension NSManagedObjectContext {
     /// What `fetch(_:)`'s block found: managed objects (a store's or a batched fetch's), counts, or
     /// other results.
     private enum FetchOutcome {
-        case objects([NSManagedObject])
+        case objects([NSManagedObject], ofClass: ObjectIdentifier? = nil)
         case counts([Any])
         case results([Any])
     }
@@ -65,10 +65,11 @@ extension NSManagedObjectContext {
     }
 
     /// `objects` as `[T]`: reinterpreted when every one is exactly of class `T` (see above), else
-    /// through the general path.
-    private static func typedResults<T>(_ objects: [NSManagedObject], as _: T.Type) -> [T] {
+    /// through the general path. `ofClass`, the class the store found all of them to be, spares
+    /// reading every object's class word.
+    private static func typedResults<T>(_ objects: [NSManagedObject], ofClass: ObjectIdentifier?, as _: T.Type) -> [T] {
         if let exactClass = (T.self as? AnyClass).map(ObjectIdentifier.init),
-            objects.allSatisfy({ ObjectIdentifier(type(of: $0)) == exactClass })
+            ofClass == exactClass || objects.allSatisfy({ ObjectIdentifier(type(of: $0)) == exactClass })
         {
             return unsafeBitCast(objects, to: [T].self)
         }

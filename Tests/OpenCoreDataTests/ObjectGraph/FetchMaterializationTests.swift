@@ -123,6 +123,38 @@ struct FetchMaterializationTests {
         withExtendedLifetime(store) {}
     }
 
+    /// A typed fetch whose first row becomes a fault of the requested class and whose second row is
+    /// an instance registered with another class (a plain `NSManagedObject` inserted by entity): the
+    /// store must not report the results as all of one class, or the `[T]` would hold an object that
+    /// is not a `T`. The plain instance is left out, as any result that is not a `T` is (Apple's
+    /// bridging to `[T]` would trap on it).
+    @Test func typedResultsLeaveOutARegisteredInstanceOfAnotherClass() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: Self.model())
+        let context = store.newContext()
+        weak var first: NSManagedObject?
+        do {
+            let typed = insertObject("Employee", ["name": "a"], into: context)
+            #expect(typed is RowEmployee)
+            first = typed
+            try context.save()
+        }
+        #expect(first == nil, "the first row is made again by the fetch")
+        let entity = try #require(context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Employee"])
+        let plain = NSManagedObject(entity: entity, insertInto: context)
+        plain.setValue("b", forKey: "name")
+        try context.save()
+        #expect(type(of: plain) == NSManagedObject.self)
+
+        let request = NSFetchRequest<RowEmployee>(entityName: "Employee")
+        let employees = try context.fetch(request)
+        #expect(employees.count == 1)
+        #expect(employees.allSatisfy { type(of: $0) == RowEmployee.self })
+        #expect(employees.first?.value(forKey: "name") as? String == "a")
+        let all = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
+        #expect(all.count == 2 && all.contains { $0 === plain })
+        withExtendedLifetime(store) {}
+    }
+
     @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
     func batchedTypedResultsHoldTheFetchedInstances(storeType: String) throws {
         let store = try TestStore(storeType, model: Self.model())

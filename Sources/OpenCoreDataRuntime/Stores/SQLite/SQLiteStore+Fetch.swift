@@ -145,7 +145,7 @@ extension SQLiteStore {
         }
 
         var objects: [NSManagedObject] = []
-        // When SQL did everything, the objects are the results (``FetchResults/objects(_:)``).
+        // When SQL did everything, the objects are the results (``FetchResults/objects(_:ofClass:)``).
         let direct = allInSQL && request.resultType == .managedObjectResultType
         let asFault = request.returnsObjectsAsFaults && allInSQL
         var lastNumber: Int64 = -1
@@ -157,6 +157,10 @@ extension SQLiteStore {
         // The rows' identities: their objects make their IDs only if asked for. A constant, made
         // once per fetch: read per row from an optional variable, it was retained and released.
         let offer = FaultConstruction.RowOffer(store: _objectIDStore, entity: mapping.entity)
+        // The objects' class while they all share one, read from each object as it is made (its
+        // class word is then in the cache); `nil` once they differ.
+        var objectClass: ObjectIdentifier?
+        var mixedClasses = false
         while try statement.step() {
             // Rows mostly share one entity: look its mapping and decoding plan up only when Z_ENT changes.
             let number = statement.int64(1)
@@ -194,11 +198,13 @@ extension SQLiteStore {
                 object = context._registerFetchedObject(
                     objectID: id, values: consume values, version: statement.int64(2), asFault: asFault)
             }
+            let cls = ObjectIdentifier(Swift.type(of: object))
+            if objectClass == nil { objectClass = cls } else if cls != objectClass { mixedClasses = true }
             objects.append(consume object)
             rowCount += 1
             if rowCount == rowLimit { break }
         }
-        if direct { return .objects(objects) }  // reset on the way out (each reset and clear is about 170 instructions)
+        if direct { return .objects(objects, ofClass: mixedClasses ? nil : objectClass) }  // reset on the way out (each reset and clear is about 170 instructions)
         statement.reset()
 
         if !residual.isEmpty {
