@@ -245,8 +245,9 @@ open class NSManagedObject: NSObject {
         class cls: NSManagedObject.Type, row offer: FaultConstruction.RowOffer, context: NSManagedObjectContext
     ) -> NSManagedObject {
         FaultConstruction.offer(offer)
-        // The entity passed borrowed: `offer` holds it (a retained one was two slow reference-count
-        // operations a row, the entity being the target of weak references).
+        // The entity read borrowed from `offer`, which holds it: the initializer takes it owned, so
+        // it is retained once for the call and released by it (a copy read out of `offer` first was
+        // a second pair).
         let object = Unmanaged.passUnretained(offer.entity)._withUnsafeGuaranteedRef { entity in
             cls.init(entity: entity, insertInto: nil)
         }

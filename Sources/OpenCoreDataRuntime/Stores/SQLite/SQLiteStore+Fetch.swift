@@ -171,8 +171,8 @@ extension SQLiteStore {
                 rowMapping = number == mapping.number ? mapping : schema.mapping(forNumber: number)
                 rowPlan = rowMapping?.rowPlan
                 layout = rowMapping?.entity.layout
-                // Set when the entity changes, not per row: a retain and a release of the entity
-                // (slow ones: it is the target of weak references) per row.
+                // Set when the entity changes, not per row: a retain and a release of the entity per
+                // row otherwise.
                 if let rowMapping { offer.entity = rowMapping.entity }
             }
             // Borrowed for the row, not copied from `rowMapping` and `rowPlan` (which hold them): a
