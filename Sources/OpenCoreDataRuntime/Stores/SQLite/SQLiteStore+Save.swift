@@ -182,10 +182,11 @@ extension SQLiteStore {
             index = 2
         }
         let values = object._values
+        let saveSlots = mapping.saveSlots
         if let only {
-            for entry in only { try bindSlot(mapping.slots[entry], of: object, values, statement, &index) }
+            for entry in only { try bindSlot(saveSlots[entry], of: object, values, statement, &index) }
         } else {
-            for slot in mapping.slots { try bindSlot(slot, of: object, values, statement, &index) }
+            for slot in saveSlots { try bindSlot(slot, of: object, values, statement, &index) }
         }
         if only == nil, !mapping.compositeSlots.isEmpty { index = bindComposites(values, mapping, statement, from: index) }
         if !insert {
@@ -217,25 +218,24 @@ extension SQLiteStore {
     /// `index` past them. (A method with `inout`, not a nested function capturing the index: a
     /// captured `var` is boxed and checked for exclusive access at run time on every use.)
     private func bindSlot(
-        _ slot: SQLiteSchema.SlotMapping, of object: NSManagedObject, _ values: RowValues,
+        _ slot: SQLiteSchema.EntityMapping.SaveSlot, of object: NSManagedObject, _ values: RowValues,
         _ statement: SQLiteStatement, _ index: inout Int32
     ) throws {
-        let inRange = slot.slot < values.count
-        switch slot.kind {
-        case .attribute(.transformableAttributeType):
-            let value = inRange ? values[slot.slot] : nil
-            let attribute = object._layout.properties[slot.slot] as! NSAttributeDescription
+        switch slot {
+        case .attribute(let slot, .transformableAttributeType):
+            let value = slot < values.count ? values[slot] : nil
+            let attribute = object._layout.properties[slot] as! NSAttributeDescription
             bindAttribute(try TransformableValues.storedData(value, attribute: attribute), .binaryDataAttributeType, statement, index)
             index += 1
-        case .attribute(let type):
-            if !inRange {
+        case .attribute(let slot, let type):
+            if slot >= values.count {
                 statement.bindNull(index)
-            } else if !Self.bindInPlace(values, slot.slot, type, statement, index) {
-                bindAttribute(values[slot.slot], type, statement, index)
+            } else if !Self.bindInPlace(values, slot, type, statement, index) {
+                bindAttribute(values[slot], type, statement, index)
             }
             index += 1
-        case .toOne(_, let entityColumn):
-            let value = inRange ? values[slot.slot] : nil
+        case .toOne(let slot, let entityColumn):
+            let value = slot < values.count ? values[slot] : nil
             // A destination object's key is read without making its ID (a new object saved in
             // the same save has none yet).
             let destinationKey: Int64?
@@ -249,12 +249,12 @@ extension SQLiteStore {
             }
             if let destinationKey, let destinationEntity {
                 statement.bind(destinationKey, index)
-                if entityColumn != nil { statement.bind(schema.number(of: destinationEntity) ?? 0, index + 1) }
+                if entityColumn { statement.bind(schema.number(of: destinationEntity) ?? 0, index + 1) }
             } else {
                 statement.bindNull(index)
-                if entityColumn != nil { statement.bindNull(index + 1) }
+                if entityColumn { statement.bindNull(index + 1) }
             }
-            index += entityColumn == nil ? 1 : 2
+            index += entityColumn ? 2 : 1
         }
     }
 
