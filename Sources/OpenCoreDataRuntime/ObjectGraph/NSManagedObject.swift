@@ -166,7 +166,7 @@ open class NSManagedObject: NSObject {
 
     /// Gives the object the permanent identity of row `key` of `store` (a save's new primary key),
     /// its ID made from it only when asked for; the context moves the registry's entry first
-    /// (`ObjectRegistry.changeKey(of:toRow:of:)`, in `obtainPermanentIDs(for:)`).
+    /// (`ObjectRegistry.changeKeys(toRows:of:)`, in `obtainPermanentIDs(for:)`).
     ///
     /// Under the lock that makes IDs, as another thread may be asking for the ID: one already made
     /// (the temporary ID was asked for) is replaced by the permanent ID at once, never cleared, so a

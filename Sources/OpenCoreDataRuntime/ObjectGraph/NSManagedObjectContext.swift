@@ -354,15 +354,26 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !temporary.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let identities = try coordinator._obtainPermanentIdentities(for: temporary)
+        // Rows of one store move in the registry together (one lock, the pages in turn).
+        var rows: [(object: NSManagedObject, key: Int64)] = []
+        var rowStore: ObjectIDStore?
+        func moveRows() {
+            guard let store = rowStore, !rows.isEmpty else { return }
+            registry.changeKeys(toRows: rows, of: store)
+            for row in rows { row.object._setRowIdentity(key: row.key, store: store) }
+            rows.removeAll(keepingCapacity: true)
+        }
+        rows.reserveCapacity(temporary.count)
         for (object, identity) in zip(temporary, identities) {
             switch identity {
             case .id(let id):
                 _changeID(of: object, to: id)
             case .row(let key, let store):
-                registry.changeKey(of: object, toRow: key, of: store)
-                object._setRowIdentity(key: key, store: store)
+                if store !== rowStore { moveRows(); rowStore = store }
+                rows.append((object, key))
             }
         }
+        moveRows()
     }
 
     // MARK: Faults

@@ -202,6 +202,13 @@ package struct ObjectRegistry {
             return old
         }
 
+        /// Empties `location` if the object at `address` is filed there; whether it was.
+        mutating func remove(_ address: UnsafeMutableRawPointer, at location: Location) -> Bool {
+            guard entry(at: location) == address else { return false }
+            _ = replace(at: location, with: nil)
+            return true
+        }
+
         /// Files `object` at `location`; returns what must be released after the lock.
         mutating func store(_ object: NSManagedObject, at location: Location) -> Released {
             let old = replace(at: location, with: Unmanaged.passUnretained(object).toOpaque())
@@ -288,33 +295,45 @@ package struct ObjectRegistry {
     package func removeDeinitializing(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
         let location = Location(object)
-        table.withLock { table in
-            guard table.entry(at: location) == address else { return }
-            _ = table.replace(at: location, with: nil)
-        }
+        table.withLock { table in _ = table.remove(address, at: location) }
     }
 
-    /// Moves `object`'s entry from where it is now to the row with primary key `key` of `store`
-    /// (a save's new primary key); the caller gives the object that identity right after
-    /// (``NSManagedObject/_setRowIdentity(key:store:)``). As ``changeKey(of:from:to:)``, an object
-    /// not registered here stays out.
-    package func changeKey(of object: NSManagedObject, toRow key: Int64, of store: ObjectIDStore) {
-        move(object, from: Location(object), to: Location(store: store, root: object._layout.rootID, key: key))
+    /// Moves each object's entry from where it is now to the row with the given primary key of
+    /// `store` (a save's new primary keys); the caller gives the objects those identities right
+    /// after (``NSManagedObject/_setRowIdentity(key:store:)``). As ``changeKey(of:from:to:)``, an
+    /// object not registered here stays out.
+    ///
+    /// Under one lock: first every object out of its old place, then every one into its new place.
+    /// One at a time, a save's objects went back and forth between a temporary page and a
+    /// permanent one, so neither stayed the table's last page and every move probed the page
+    /// dictionary two or three times, besides taking the lock (callgrind case 1). Old and new places
+    /// are in different key spaces (temporary numbers, primary keys), so the order changes nothing.
+    package func changeKeys(toRows moves: [(object: NSManagedObject, key: Int64)], of store: ObjectIDStore) {
+        let released = table.withLock { table -> [Released] in
+            var moved: [Bool] = []
+            moved.reserveCapacity(moves.count)
+            for move in moves {
+                moved.append(table.remove(Unmanaged.passUnretained(move.object).toOpaque(), at: Location(move.object)))
+            }
+            var released: [Released] = []
+            for (index, move) in moves.enumerated() where moved[index] {
+                let location = Location(store: store, root: move.object._layout.rootID, key: move.key)
+                let displaced = table.store(move.object, at: location)
+                if displaced.0 != nil || displaced.1 != nil { released.append(displaced) }
+            }
+            return released
+        }
+        withExtendedLifetime(released) {}
     }
 
     /// Moves `object`'s entry from `old` to `new` (a save's permanent IDs); the caller makes `new`
     /// the object's ID right after. An object not registered here (`obtainPermanentIDs(for:)` on
     /// an object of no context) stays out: its `deinit` would not find this table to leave it.
     package func changeKey(of object: NSManagedObject, from old: NSManagedObjectID, to new: NSManagedObjectID) {
-        move(object, from: Location(old), to: Location(new))
-    }
-
-    private func move(_ object: NSManagedObject, from oldLocation: Location, to newLocation: Location) {
         let address = Unmanaged.passUnretained(object).toOpaque()
+        let oldLocation = Location(old), newLocation = Location(new)
         let released = table.withLock { table -> Released in
-            guard table.entry(at: oldLocation) == address else { return (nil, nil) }
-            _ = table.replace(at: oldLocation, with: nil)
-            return table.store(object, at: newLocation)
+            table.remove(address, at: oldLocation) ? table.store(object, at: newLocation) : (nil, nil)
         }
         withExtendedLifetime(released) {}
     }
