@@ -376,6 +376,7 @@ final class SQLiteSchema {
             let mapping = EntityMapping(entity: entity, number: number(entity), table: table)
             let layout = entity.layout
             var insertColumns = ["Z_PK", "Z_ENT", "Z_OPT"]
+            var slots: [SlotMapping] = []  // set on the mapping once, which derives its save plan from them
             for (slot, property) in layout.properties.enumerated() where !property.isTransient {
                 let key = ObjectIdentifier(property)
                 if let attribute = property as? NSAttributeDescription {
@@ -384,8 +385,7 @@ final class SQLiteSchema {
                         continue
                     }
                     guard let name = propertyColumns[key], let column = table.index(of: name) else { continue }
-                    mapping.slots.append(
-                        SlotMapping(slot: slot, column: column, kind: .attribute(attribute.attributeType)))
+                    slots.append(SlotMapping(slot: slot, column: column, kind: .attribute(attribute.attributeType)))
                     insertColumns.append(name)
                 } else if let relationship = property as? NSRelationshipDescription,
                     let destination = relationship.destinationEntity
@@ -393,7 +393,7 @@ final class SQLiteSchema {
                     if !relationship.isToMany {
                         guard let name = propertyColumns[key], let column = table.index(of: name) else { continue }
                         let entityColumn = entityColumns[key].flatMap { table.index(of: $0) }
-                        mapping.slots.append(
+                        slots.append(
                             SlotMapping(
                                 slot: slot, column: column,
                                 kind: .toOne(destination: destination, entityColumn: entityColumn)))
@@ -414,6 +414,7 @@ final class SQLiteSchema {
                     }
                 }
             }
+            mapping.slots = slots
             insertColumns += mapping.compositeSlots.flatMap { $0.columns.map(\.name) }
             mapping.insertSQL =
                 "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(insertColumns.map { _ in "?" }.joined(separator: ", ")))"
