@@ -20,6 +20,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     public let managedObjectModel: NSManagedObjectModel
     /// A name for debugging.
     open var name: String?
+    /// What back references to this coordinator hold instead of it (see ``BackReference``).
+    package let _reference = BackReference<NSPersistentStoreCoordinator>()
     private let lock = RecursiveLock()
     private var stores: [NSPersistentStore] = [] {
         didSet {
@@ -38,6 +40,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     public init(managedObjectModel model: NSManagedObjectModel) {
         managedObjectModel = model
         super.init()
+        _reference.attach(self)
         for entity in model.entities {
             // Resolve the entity's class now (found at once for a qualified `managedObjectClassName`)
             // so that `Class.entity()` answers before the first object is created or fetched.
@@ -45,6 +48,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             layout.noteClass(layout.managedObjectClass)
         }
     }
+
+    deinit { _reference.detach() }
 
     /// The stores added so far.
     open var persistentStores: [NSPersistentStore] { lock.withLock { stores } }

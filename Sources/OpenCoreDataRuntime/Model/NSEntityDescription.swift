@@ -46,16 +46,20 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     open var indexes: [NSFetchIndexDescription] = [] {
         didSet { for index in indexes { index.entity = self } }
     }
-    /// The model that holds this entity.
-    open internal(set) weak var managedObjectModel: NSManagedObjectModel!
+    /// The model that holds this entity (not kept alive by it: see ``BackReference``).
+    open internal(set) var managedObjectModel: NSManagedObjectModel! {
+        get { _modelReference?.target }
+        set { _modelReference = newValue?._reference }
+    }
+    @exclusivity(unchecked) private var _modelReference: BackReference<NSManagedObjectModel>?
     /// The parent entity.
     open internal(set) var superentity: NSEntityDescription? {
-        get { _superentityReference?.entity }
+        get { _superentityReference?.target }
         set { _superentityReference = newValue?._reference }
     }
     // No run-time exclusivity check: walking up to the root entity reads it.
     @exclusivity(unchecked) private var _superentityReference: EntityReference?
-    /// What back references to this entity hold instead of the entity (see ``EntityReference``).
+    /// What back references to this entity hold instead of the entity (see ``BackReference``).
     package let _reference = EntityReference()
 
     private var _ownProperties: [NSPropertyDescription] = []
@@ -66,10 +70,10 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
 
     public override init() {
         super.init()
-        _attach(_reference)
+        _reference.attach(self)
     }
 
-    deinit { _detach(_reference) }
+    deinit { _reference.detach() }
 
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, managedObjectClassName: String? = nil, properties: [NSPropertyDescription] = []) {
@@ -362,7 +366,7 @@ package final class EntityLayout: @unchecked Sendable {
 package enum ManagedObjectClassRegistry {
     private static let byName = Locked<[String: NSManagedObject.Type]>([:])
 
-    /// Not weak references, which would slow every retain of the entities (see ``EntityReference``).
+    /// Not weak references, which would slow every retain of the entities (see ``BackReference``).
     private static let entities = Locked<[ObjectIdentifier: EntityReference]>([:])
 
     /// Remembers the entity a class was last used with, for `entity()`.
@@ -372,7 +376,7 @@ package enum ManagedObjectClassRegistry {
 
     /// The entity a class was last used with.
     package static func entity(for cls: NSManagedObject.Type) -> NSEntityDescription? {
-        entities.withLock { $0[ObjectIdentifier(cls)]?.entity }
+        entities.withLock { $0[ObjectIdentifier(cls)]?.target }
     }
 
     package static func register(_ cls: NSManagedObject.Type) {

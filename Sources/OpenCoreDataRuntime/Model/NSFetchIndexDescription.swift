@@ -27,7 +27,7 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     }
     /// The entity the index belongs to (set when the index is added to ``NSEntityDescription/indexes``).
     open internal(set) var entity: NSEntityDescription? {
-        get { _entityReference?.entity }
+        get { _entityReference?.target }
         set { _entityReference = newValue?._reference }
     }
     @exclusivity(unchecked) private var _entityReference: EntityReference?

@@ -26,9 +26,16 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     /// What the Xcode model file said that has no Core Data property yet (templates, indexes, ...).
     package var _xcodeModelFile: XcodeModelFileInfo?
 
-    public override init() { super.init() }
+    /// What back references to this model hold instead of the model (see ``BackReference``).
+    package let _reference = BackReference<NSManagedObjectModel>()
+
+    public override init() {
+        super.init()
+        _reference.attach(self)
+    }
 
     deinit {
+        _reference.detach()
         // Each entity and its layout hold each other (`EntityLayout.entity`): let go here.
         for entity in _entities { entity._releaseLayouts() }
     }

@@ -16,9 +16,9 @@ import Foundation
 open class NSPropertyDescription: NSObject, @unchecked Sendable {
     /// The property's name.
     open var name: String = ""
-    /// The entity that owns the property (not kept alive by it: see ``EntityReference``).
+    /// The entity that owns the property (not kept alive by it: see ``BackReference``).
     open internal(set) var entity: NSEntityDescription! {
-        get { _entityReference?.entity }
+        get { _entityReference?.target }
         set { _entityReference = newValue?._reference }
     }
     @exclusivity(unchecked) private var _entityReference: EntityReference?

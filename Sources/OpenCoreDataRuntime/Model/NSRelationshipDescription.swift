@@ -23,9 +23,9 @@ public enum NSDeleteRule: UInt, Sendable {
 /// Related Core Data documentation: [NSRelationshipDescription](https://developer.apple.com/documentation/coredata/nsrelationshipdescription)
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     /// The entity at the other end (not kept alive by the relationship, as a weak reference: see
-    /// ``EntityReference``).
+    /// ``BackReference``).
     open var destinationEntity: NSEntityDescription? {
-        get { _destinationReference?.entity }
+        get { _destinationReference?.target }
         set { _destinationReference = newValue?._reference }
     }
     @exclusivity(unchecked) private var _destinationReference: EntityReference?

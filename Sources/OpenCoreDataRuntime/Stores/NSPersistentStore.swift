@@ -59,8 +59,12 @@ extension NSPersistentStore {
 ///
 /// `@unchecked Sendable` invariant: a store is used only under its coordinator's lock.
 open class NSPersistentStore: NSObject, @unchecked Sendable {
-    /// The coordinator the store belongs to.
-    public private(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    /// The coordinator the store belongs to (not kept alive by the store: see ``BackReference``).
+    public private(set) var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        get { _coordinatorReference?.target }
+        set { _coordinatorReference = newValue?._reference }
+    }
+    @exclusivity(unchecked) private var _coordinatorReference: BackReference<NSPersistentStoreCoordinator>?
     /// The model configuration the store holds.
     open private(set) var configurationName: String
     /// The options the store was added with.
@@ -83,7 +87,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Creates a store. Call ``loadMetadata()`` before use (the coordinator does).
     public required init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?,
                          at url: URL, options: [AnyHashable: Any]? = nil) {
-        persistentStoreCoordinator = root
+        _coordinatorReference = root?._reference
         configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"
         self.options = options
         self.url = url

@@ -6,8 +6,8 @@ import Testing
 /// Only this file uses this class.
 final class EntityReferenceMood: NSManagedObject {}
 
-@Suite("Entity back references")
-struct EntityReferenceTests {
+@Suite("Back references")
+struct BackReferenceTests {
     /// A property's entity, a relationship's destination, an index's entity and a subentity's
     /// superentity read the entity while it lives and `nil` once it is gone, as the weak references
     /// they were did. (Apple declares a property's `entity` `unowned(unsafe)`, which would dangle;
@@ -69,10 +69,37 @@ struct EntityReferenceTests {
             #expect(EntityReferenceMood.entity() === model.entitiesByName["Mood"])
         }
         guard MemoryLayout<Int>.size == 8 else { return }
-        for entity in model.entities {
-            let word = UnsafeRawPointer(Unmanaged.passUnretained(entity).toOpaque())
-                .load(fromByteOffset: 8, as: UInt64.self)
-            #expect(word >> 62 != 0b11, "\(entity.name ?? "?") has a side table")
+        func hasSideTable(_ object: AnyObject) -> Bool {
+            let word = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()).load(fromByteOffset: 8, as: UInt64.self)
+            return word >> 62 == 0b11
         }
+        for entity in model.entities { #expect(!hasSideTable(entity), "\(entity.name ?? "?") has a side table") }
+        // Every fetch and insert retains the model and the coordinator too.
+        #expect(!hasSideTable(model), "the model has a side table")
+        let coordinator = try #require(context.persistentStoreCoordinator)
+        #expect(!hasSideTable(coordinator), "the coordinator has a side table")
+    }
+
+    /// An entity's model and a store's coordinator read `nil` once they are gone, as the weak
+    /// references they were did.
+    @Test func modelAndCoordinatorBackReferencesReadNilOnceTheyAreGone() throws {
+        let entity: NSEntityDescription
+        let store: NSPersistentStore
+        weak var goneModel: NSManagedObjectModel?
+        weak var goneCoordinator: NSPersistentStoreCoordinator?
+        do {
+            let model = MoodsModel.make()
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+            store = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil)
+            entity = try #require(model.entitiesByName["Mood"])
+            #expect(entity.managedObjectModel === model)
+            #expect(store.persistentStoreCoordinator === coordinator)
+            goneModel = model
+            goneCoordinator = coordinator
+        }
+        #expect(goneCoordinator == nil)
+        #expect(goneModel == nil)
+        #expect(store.persistentStoreCoordinator == nil)
+        #expect(entity.managedObjectModel == nil)
     }
 }
