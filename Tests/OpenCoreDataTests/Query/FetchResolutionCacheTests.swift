@@ -36,6 +36,41 @@ import Testing
         }
     }
 
+    /// A fetch hands its stores a view that shares the caller's settings instead of a copy.
+    /// Counting asks the store for another result type: the caller's request must not change.
+    @Test func countingLeavesTheCallersRequestAsItWas() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        try context.performAndWait {
+            insertObject("Employee", ["name": "Ann", "age": 30], into: context)
+            insertObject("Employee", ["name": "Bob", "age": 40], into: context)
+            try context.save()
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate(format: "age > 35")
+            #expect(try context.count(for: request) == 1)
+            #expect(request.resultType == .managedObjectResultType && request.entity == nil)
+            insertObject("Employee", ["name": "Cy", "age": 50], into: context)  // pending: counted in memory
+            #expect(try context.count(for: request) == 2)
+            #expect(request.resultType == .managedObjectResultType)
+            #expect(try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }.sorted() == ["Bob", "Cy"])
+        }
+    }
+
+    /// A subclass may override a setting's getter (Apple's stores read the request through its
+    /// getters): the store reads the override, not the stored setting.
+    @Test func aSubclasssOverriddenGetterIsWhatTheStoreReads() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        try context.performAndWait {
+            insertObject("Employee", ["name": "Ann", "age": 30], into: context)
+            insertObject("Employee", ["name": "Bob", "age": 40], into: context)
+            try context.save()
+            let request = OverFortyRequest(entityName: "Employee")
+            request.predicate = NSPredicate(format: "age < 35")  // the override ignores it
+            #expect(try context.fetch(request).compactMap { $0.value(forKey: "name") as? String } == ["Bob"])
+        }
+    }
+
     /// Two models with an entity of the same name: each context resolves its own model's.
     @Test func eachModelResolvesItsOwnEntity() throws {
         func model(_ attribute: String) -> NSManagedObjectModel {
@@ -153,5 +188,13 @@ import Testing
         #expect(variadic.predicateFormat == "id == 7")
         #expect(variadic.evaluate(with: ["id": 7]) && !variadic.evaluate(with: ["id": 8]))
         #expect(NSPredicate(format: "%K == %@", "name", nil).predicateFormat == "name == nil")
+    }
+}
+
+/// A request whose predicate getter is overridden (see `aSubclasssOverriddenGetterIsWhatTheStoreReads`).
+private final class OverFortyRequest: NSFetchRequest<NSManagedObject> {
+    override var predicate: NSPredicate? {
+        get { NSPredicate(format: "age > 35") }
+        set {}
     }
 }
