@@ -276,57 +276,6 @@ package struct ObjectRegistry {
         withExtendedLifetime(displaced) {}  // released here, after the lock
     }
 
-    /// Looks up `count` rows of `store` and root entity `root` under one lock (a fetch's batch of
-    /// rows, see `FetchedRowBatch`): calls `found(i, object)` for each row `i` (primary key `key(i)`)
-    /// whose object is registered and alive, the object retained (the caller releases it); returns
-    /// how many rows have none.
-    @inline(__always)
-    package func objects(
-        store: ObjectIDStore, root: ObjectIdentifier, count: Int, key: (Int) -> Int64,
-        found: (Int, Unmanaged<NSManagedObject>) -> Void
-    ) -> Int {
-        table.withLock { table in
-            var missing = 0
-            for index in 0..<count {
-                // `found` fills an empty place: nothing is released inside the lock.
-                if let object = table.entry(at: Location(store: store, root: root, key: key(index))).flatMap(retainedReference) {
-                    found(index, object)
-                } else {
-                    missing += 1
-                }
-            }
-            return missing
-        }
-    }
-
-    /// Registers a fetch's new faults under one lock: `object(i)` for each row `i` with `isNew(i)`
-    /// (held by the caller). A fault whose place holds a live object already (its row came earlier
-    /// in the same batch) is not filed; that object is returned, retained (the caller releases it),
-    /// with the row's index, for the caller to use instead (and to release the fault, after the lock).
-    @inline(__always)
-    package func registerFetched(
-        count: Int, isNew: (Int) -> Bool, object: (Int) -> Unmanaged<NSManagedObject>
-    ) -> [(index: Int, object: Unmanaged<NSManagedObject>)] {
-        let (registered, released) = table.withLock { table -> ([(index: Int, object: Unmanaged<NSManagedObject>)], [Released]) in
-            var registered: [(index: Int, object: Unmanaged<NSManagedObject>)] = []
-            var released: [Released] = []
-            for index in 0..<count where isNew(index) {
-                let displaced = object(index)._withUnsafeGuaranteedRef { new -> Released in
-                    let location = Location(new)
-                    if let other = table.entry(at: location).flatMap(retainedReference) {
-                        registered.append((index, other))
-                        return (nil, nil)
-                    }
-                    return table.store(new, at: location)
-                }
-                if displaced.0 != nil || displaced.1 != nil { released.append(displaced) }
-            }
-            return (registered, released)
-        }
-        withExtendedLifetime(released) {}  // released here, after the lock
-        return registered
-    }
-
     /// Removes the entry for `id`.
     package func remove(_ id: NSManagedObjectID) { remove(at: Location(id)) }
 
@@ -451,13 +400,6 @@ package struct ObjectRegistry {
 /// Swift reserves `@_silgen_name` on runtime names, so a C header declares it (`CSwiftRuntime`).
 @inline(__always)
 private func strongReference(_ pointer: UnsafeMutableRawPointer) -> NSManagedObject? {
-    retainedReference(pointer)?.takeRetainedValue()
-}
-
-/// `strongReference(_:)`'s retained object left unmanaged, for a caller that keeps it in memory it
-/// manages (`FetchedRowBatch`).
-@inline(__always)
-private func retainedReference(_ pointer: UnsafeMutableRawPointer) -> Unmanaged<NSManagedObject>? {
-    cswiftruntime_tryRetain(pointer) ? Unmanaged<NSManagedObject>.fromOpaque(pointer) : nil
+    cswiftruntime_tryRetain(pointer) ? Unmanaged<NSManagedObject>.fromOpaque(pointer).takeRetainedValue() : nil
 }
 

@@ -161,15 +161,10 @@ extension SQLiteStore {
         // class word is then in the cache); `nil` once they differ.
         var objectClass: ObjectIdentifier?
         var mixedClasses = false
-        // Rows become objects a batch at a time (see `FetchedRowBatch`).
-        var batch = FetchedRowBatch(capacity: rowLimit)
         while try statement.step() {
             // Rows mostly share one entity: look its mapping and decoding plan up only when Z_ENT changes.
             let number = statement.int64(1)
             if number != lastNumber {
-                // A batch holds rows of one entity.
-                flush(&batch, offer: offer, layout: layout, asFault: asFault, context: context, into: &objects,
-                      objectClass: &objectClass, mixedClasses: &mixedClasses)
                 lastNumber = number
                 // The fetched entity's own rows need no lookup by number (two hashes, about 270
                 // instructions a fetch, callgrind case 4).
@@ -189,30 +184,26 @@ extension SQLiteStore {
                 rowPlanRef._withUnsafeGuaranteedRef { decodeRow(statement, mapping: mapping, plan: $0, offset: 0) }
             }
             let key = statement.int64(0)
+            let object: NSManagedObject
             if !rowPlanRef._withUnsafeGuaranteedRef({ $0.hasTransformables }) {
-                batch.append(key: key, version: statement.int64(2), values: consume values)
-                if batch.isFull {
-                    flush(&batch, offer: offer, layout: layout, asFault: asFault, context: context, into: &objects,
-                          objectClass: &objectClass, mixedClasses: &mixedClasses)
-                }
+                offer.key = key
+                object = context._registerFetchedRow(
+                    offer, layout: layout, values: consume values, version: statement.int64(2), asFault: asFault)
             } else {
-                // The transformable check names the row's ID in its error. (An entity's rows are all
-                // batched or none are, and a batch holds one entity's: no batched row is pending.)
+                // The transformable check names the row's ID in its error.
                 let id = rowID(
                     entity: rowMappingRef.takeUnretainedValue().entity, pk: key,
                     root: rowPlanRef.takeUnretainedValue().root)
                 try TransformableValues.checkDecoded(values, layout: layout, objectID: id)
-                let object = context._registerFetchedObject(
+                object = context._registerFetchedObject(
                     objectID: id, values: consume values, version: statement.int64(2), asFault: asFault)
-                let cls = ObjectIdentifier(Swift.type(of: object))
-                if objectClass == nil { objectClass = cls } else if cls != objectClass { mixedClasses = true }
-                objects.append(consume object)
             }
+            let cls = ObjectIdentifier(Swift.type(of: object))
+            if objectClass == nil { objectClass = cls } else if cls != objectClass { mixedClasses = true }
+            objects.append(consume object)
             rowCount += 1
             if rowCount == rowLimit { break }
         }
-        flush(&batch, offer: offer, layout: layout, asFault: asFault, context: context, into: &objects,
-              objectClass: &objectClass, mixedClasses: &mixedClasses)
         if direct { return .objects(objects, ofClass: mixedClasses ? nil : objectClass) }  // reset on the way out (each reset and clear is about 170 instructions)
         statement.reset()
 
@@ -234,24 +225,6 @@ extension SQLiteStore {
         default:
             if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
             return .objects(Array(slice))
-        }
-    }
-
-    /// Hands a fetch's pending rows to the context, which appends their objects to `objects`, and
-    /// notes the objects' class while they share one (``FetchResults/objects(_:ofClass:)``).
-    @inline(__always)
-    private func flush(
-        _ batch: inout FetchedRowBatch, offer: FaultConstruction.RowOffer, layout: EntityLayout?, asFault: Bool,
-        context: NSManagedObjectContext, into objects: inout [NSManagedObject], objectClass: inout ObjectIdentifier?,
-        mixedClasses: inout Bool
-    ) {
-        guard !batch.isEmpty, let layout else { return }
-        let start = objects.count
-        context._registerFetchedRows(&batch, offer: offer, layout: layout, asFault: asFault, into: &objects)
-        // Each object's class word was just read by its registration: still in the cache.
-        for index in start..<objects.count {
-            let cls = ObjectIdentifier(Swift.type(of: objects[index]))
-            if objectClass == nil { objectClass = cls } else if cls != objectClass { mixedClasses = true }
         }
     }
 
