@@ -36,15 +36,26 @@ import Testing
         }
     }
 
-    /// A fetch hands its stores a view that shares the caller's settings instead of a copy.
-    /// Counting asks the store for another result type: the caller's request must not change.
-    @Test func countingLeavesTheCallersRequestAsItWas() throws {
+    /// Runs `body` in the queue of a context whose store holds Ann (30) and Bob (40).
+    private static func withAnnAndBob(_ body: (NSManagedObjectContext) throws -> Void) throws {
         let store = try TestStore(NSSQLiteStoreType)
         let context = store.newContext()
         try context.performAndWait {
             insertObject("Employee", ["name": "Ann", "age": 30], into: context)
             insertObject("Employee", ["name": "Bob", "age": 40], into: context)
             try context.save()
+            try body(context)
+        }
+    }
+
+    private static func names(_ objects: [NSManagedObject]) -> [String] {
+        objects.compactMap { $0.value(forKey: "name") as? String }.sorted()
+    }
+
+    /// A fetch hands its stores the request with its entity resolved, and counting asks them for
+    /// another result type: the caller's request must stay as it was.
+    @Test func countingLeavesTheCallersRequestAsItWas() throws {
+        try Self.withAnnAndBob { (context: NSManagedObjectContext) throws in
             let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
             request.predicate = NSPredicate(format: "age > 35")
             #expect(try context.count(for: request) == 1)
@@ -52,22 +63,17 @@ import Testing
             insertObject("Employee", ["name": "Cy", "age": 50], into: context)  // pending: counted in memory
             #expect(try context.count(for: request) == 2)
             #expect(request.resultType == .managedObjectResultType)
-            #expect(try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }.sorted() == ["Bob", "Cy"])
+            #expect(Self.names(try context.fetch(request)) == ["Bob", "Cy"])
         }
     }
 
     /// A subclass may override a setting's getter (Apple's stores read the request through its
     /// getters): the store reads the override, not the stored setting.
     @Test func aSubclasssOverriddenGetterIsWhatTheStoreReads() throws {
-        let store = try TestStore(NSSQLiteStoreType)
-        let context = store.newContext()
-        try context.performAndWait {
-            insertObject("Employee", ["name": "Ann", "age": 30], into: context)
-            insertObject("Employee", ["name": "Bob", "age": 40], into: context)
-            try context.save()
+        try Self.withAnnAndBob { (context: NSManagedObjectContext) throws in
             let request = OverFortyRequest(entityName: "Employee")
             request.predicate = NSPredicate(format: "age < 35")  // the override ignores it
-            #expect(try context.fetch(request).compactMap { $0.value(forKey: "name") as? String } == ["Bob"])
+            #expect(Self.names(try context.fetch(request)) == ["Bob"])
         }
     }
 
