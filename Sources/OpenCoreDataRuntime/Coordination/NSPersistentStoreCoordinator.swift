@@ -419,7 +419,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 for object in objects where ObjectIdentifier(object._layout) != lastChecked {
                     let entity = object.entity
                     if checked.insert(ObjectIdentifier(entity)).inserted, stores(for: entity).isEmpty {
-                        throw OpenCoreDataError(.persistentStoreOperation, "no store holds entity \(entity.name ?? "?")", entityName: entity.name)
+                        throw OpenCoreDataError(
+                            .persistentStoreOperation, "no store holds entity \(entity.name ?? "?")",
+                            entityName: entity.name)
                     }
                     lastChecked = ObjectIdentifier(object._layout)
                 }
@@ -444,17 +446,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
-    private static func permanentIdentities(for objects: [NSManagedObject], from store: NSIncrementalStore) throws -> [PermanentIdentity] {
+    private static func permanentIdentities(
+        for objects: [NSManagedObject], from store: NSIncrementalStore
+    ) throws -> [PermanentIdentity] {
         if let keys = try store._obtainPermanentKeys(for: objects) {
             guard keys.count == objects.count else {
-                throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(keys.count) keys for \(objects.count) objects")
+                throw OpenCoreDataError(
+                    .persistentStoreOperation, "the store returned \(keys.count) keys for \(objects.count) objects")
             }
             let idStore = store._objectIDStore
             return keys.map { .row($0, idStore) }
         }
         let ids = try store.obtainPermanentIDs(for: objects)
         guard ids.count == objects.count else {
-            throw OpenCoreDataError(.persistentStoreOperation, "the store returned \(ids.count) IDs for \(objects.count) objects")
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store returned \(ids.count) IDs for \(objects.count) objects")
         }
         return ids.map { .id($0) }
     }

@@ -174,7 +174,8 @@ open class NSManagedObject: NSObject {
     package final func _setRowIdentity(key: Int64, store: ObjectIDStore) {
         LazyObjectIDs.lock.withLock { _ in
             if _madeObjectID != nil {
-                _madeObjectID = NSManagedObjectID(entity: _layout.entity, store: store, reference: .int64(key), root: _layout.rootID)
+                _madeObjectID = NSManagedObjectID(
+                    entity: _layout.entity, store: store, reference: .int64(key), root: _layout.rootID)
                 _rowStore = nil
             } else {
                 _rowKey = key
@@ -204,7 +205,8 @@ open class NSManagedObject: NSObject {
                     entity: _layout.entity, store: store, reference: .int64(_rowKey), root: _layout.rootID)
             } else {
                 _madeObjectID = NSManagedObjectID(
-                    entity: _layout.entity, store: nil, reference: .temporary(UInt64(bitPattern: _rowKey)), root: _layout.rootID)
+                    entity: _layout.entity, store: nil, reference: .temporary(UInt64(bitPattern: _rowKey)),
+                    root: _layout.rootID)
             }
         }
     }

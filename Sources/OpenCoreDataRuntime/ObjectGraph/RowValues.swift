@@ -298,7 +298,9 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     private func kind(_ slot: Int) -> RowLayout.Kind { layoutRef._withUnsafeGuaranteedRef { $0.kinds[slot] } }
 
     @inline(__always)
-    private func field(_ slot: Int) -> UnsafeMutableRawPointer { bytes + layoutRef._withUnsafeGuaranteedRef { $0.offsets[slot] } }
+    private func field(_ slot: Int) -> UnsafeMutableRawPointer {
+        bytes + layoutRef._withUnsafeGuaranteedRef { $0.offsets[slot] }
+    }
 
     /// A copy with its own references to the values.
     func copy() -> RowStorage {

@@ -89,7 +89,9 @@ final class SQLiteStatement {
     @inline(__always)
     private func textBuffer(_ slot: Int, holding count: Int) -> UnsafeMutableRawPointer {
         if slot < textBuffers.count, let buffer = textBuffers[slot], buffer.capacity >= count { return buffer.bytes }
-        if slot >= textBuffers.count { textBuffers.append(contentsOf: repeatElement(nil, count: slot + 1 - textBuffers.count)) }
+        if slot >= textBuffers.count {
+            textBuffers.append(contentsOf: repeatElement(nil, count: slot + 1 - textBuffers.count))
+        }
         textBuffers[slot]?.bytes.deallocate()
         let capacity = max(count, 32)
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)

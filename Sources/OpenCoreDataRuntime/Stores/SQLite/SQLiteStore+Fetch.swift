@@ -204,7 +204,8 @@ extension SQLiteStore {
             rowCount += 1
             if rowCount == rowLimit { break }
         }
-        if direct { return .objects(objects, ofClass: mixedClasses ? nil : objectClass) }  // reset on the way out (each reset and clear is about 170 instructions)
+        // Reset on the way out (each reset and clear is about 170 instructions).
+        if direct { return .objects(objects, ofClass: mixedClasses ? nil : objectClass) }
         statement.reset()
 
         if !residual.isEmpty {
