@@ -248,6 +248,12 @@ package final class EntityLayout: @unchecked Sendable {
     package let derivedSlots: [Int]
     /// Slots of stored properties that must have a value at save (required attributes and to-ones).
     package let requiredSlots: [Int]
+    /// Slots of transient properties. Read per saved object (`hasPersistentChangedValues`), where
+    /// asking each changed property's `open` getter cost about 90 instructions.
+    package let transientSlots: [Int]
+    /// Whether each slot's property is optional, read without a call on the property (validation of
+    /// every `nil` value).
+    package let isOptionalSlot: [Bool]
     /// Whether each slot's property has validation predicates, read per property of every object
     /// saved without a call (and a retain) on the property; `nil` for an app's subclass of a
     /// property class, whose `open` getter is asked each time.
@@ -313,6 +319,8 @@ package final class EntityLayout: @unchecked Sendable {
         }
         initialValues = initial
         rootID = ObjectIdentifier(entity.rootEntity)
+        transientSlots = props.indices.filter { props[$0].isTransient }
+        isOptionalSlot = props.map(\.isOptional)
         requiredSlots = props.indices.filter { slot in
             let property = props[slot]
             guard !property.isOptional, !property.isTransient else { return false }

@@ -41,7 +41,7 @@ extension NSManagedObject {
         }
         // Likewise `nil` for an optional attribute (with or without predicates: they are not
         // evaluated for nil), which `_modelValidationErrors` accepts after converting it.
-        if _layout.attributeTypes[slot] != nil, Self._isNilInPlace(&value), _layout.properties[slot].isOptional {
+        if _layout.attributeTypes[slot] != nil, Self._isNilInPlace(&value), _layout.isOptionalSlot[slot] {
             return
         }
         if let error = OpenCoreDataError.grouping(_modelValidationErrors(slot: slot, value: value)) { throw error }

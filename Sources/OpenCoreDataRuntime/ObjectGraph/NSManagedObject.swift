@@ -334,7 +334,9 @@ open class NSManagedObject: NSObject {
     public var hasChanges: Bool { _isInserted || _isDeleted || !_changedSlots.isEmpty }
     /// Whether the object has changes that would be saved (ignoring transient-only changes).
     public var hasPersistentChangedValues: Bool {
-        _isInserted || _isDeleted || _changedSlots.contains { !_layout.properties[$0].isTransient }
+        if _isInserted || _isDeleted { return true }
+        let transient = _layout.transientSlots
+        return transient.isEmpty ? !_changedSlots.isEmpty : _changedSlots.contains { !transient.contains($0) }
     }
     /// 0 when the object is fully realized (not a fault), 1 while it is a fault.
     open var faultingState: Int { _isFault ? 1 : 0 }
