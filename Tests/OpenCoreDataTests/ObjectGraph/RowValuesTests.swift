@@ -192,3 +192,35 @@ struct ObjectAllocationSizeTests {
     }
 }
 #endif
+
+/// `ValueConversion.clear(containerAt:)`, which empties validation's one value box per property
+/// without `Optional<Any>`'s generic value witnesses: every kind of value must end as `nil`, and a
+/// reference it held must be released (the fast paths skip destroying only trivial values).
+@Suite("Clearing value boxes")
+struct ValueBoxClearingTests {
+    final class Token {}
+
+    @Test func everyKindOfValueEndsAsNilAndReferencesAreReleased() {
+        let box = UnsafeMutablePointer<Any?>.allocate(capacity: 1)
+        defer { box.deallocate() }
+        let values: [Any?] = [
+            nil, Int64(7), 3.5, Int16(2), Int32(5), true, Float(1.5), 9, Date(timeIntervalSinceReferenceDate: 60),
+            "short", String(repeating: "a long string on the heap ", count: 4), Data([1, 2, 3]), [1, 2, 3], UUID(),
+        ]
+        for value in values {
+            box.initialize(to: value)
+            ValueConversion.clear(containerAt: box)
+            #expect(box.pointee == nil, "\(String(describing: value))")
+        }
+        weak var released: Token?
+        do {
+            let token = Token()
+            released = token
+            box.initialize(to: token)
+        }
+        #expect(released != nil)
+        ValueConversion.clear(containerAt: box)
+        #expect(box.pointee == nil)
+        #expect(released == nil, "the box's reference was not released")
+    }
+}

@@ -406,6 +406,36 @@ struct ValidationTests {
             (error as? OpenCoreDataError)?.code == .validationMissingMandatoryProperty
         }
     }
+
+    /// Validation hands each property's value to `validateValue(_:forKey:)` in one reused box. An
+    /// override may replace the value with anything (Apple's `validate<Key>` may coerce it); what it
+    /// puts there is released once that property is done, and the next property starts from its own
+    /// value, not the previous one's.
+    final class Replacer: NSManagedObject {
+        final class Token {}
+        nonisolated(unsafe) static weak var lastToken: Token?
+        var seen: [String: String] = [:]
+        override func validateValue(_ value: inout Any?, forKey key: String) throws {
+            seen[key] = value.map { "\(type(of: $0))" } ?? "nil"
+            try super.validateValue(&value, forKey: key)
+            let token = Token()
+            Self.lastToken = token
+            value = token  // not an attribute's type: the model's rules already ran
+        }
+    }
+
+    @Test func valuesAnOverridePutsInTheBoxAreReleasedAndDoNotLeakIntoTheNext() throws {
+        let model = Self.gaugeModel(className: String(reflecting: Replacer.self))
+        let store = try TestStore(NSInMemoryStoreType, model: model)
+        let context = store.newContext()
+        let object = Replacer(context: context)
+        object.setValue("Dial", forKey: "name")
+        object.setValue(7, forKey: "level")
+        try object.validateForInsert()
+        #expect(object.seen["name"] == "String" && object.seen["level"] == "Int16" && object.seen["ratio"] == "nil")
+        #expect(Replacer.lastToken == nil, "the last property's replacement was not released")
+        #expect(object.value(forKey: "name") as? String == "Dial")  // validation does not write back
+    }
 }
 
 // MARK: - Seed 002, "Validation"
