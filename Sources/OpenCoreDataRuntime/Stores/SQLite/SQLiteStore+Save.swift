@@ -55,7 +55,8 @@ extension SQLiteStore {
             var lastStatement: (mapping: ObjectIdentifier, insert: Bool, statement: SQLiteStatement)?
             func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
                 let key = ObjectIdentifier(mapping)
-                if let lastStatement, lastStatement.mapping == key, lastStatement.insert == insert {  // rows of one entity in a row
+                // Rows of one entity come in a row.
+                if let lastStatement, lastStatement.mapping == key, lastStatement.insert == insert {
                     lastStatement.statement.rewind()
                     return lastStatement.statement
                 }
