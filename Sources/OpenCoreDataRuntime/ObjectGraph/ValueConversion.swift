@@ -157,12 +157,9 @@ package enum ValueConversion {
     package static func clear(containerAt container: UnsafeMutablePointer<Any?>) {
         let raw = UnsafeMutableRawPointer(container)
         guard let metadata = self.metadata(ofContainerAt: raw) else { return }
-        func `is`<T>(_: T.Type) -> Bool { metadata == unsafeBitCast(T.self, to: UnsafeRawPointer.self) }
-        if `is`(Int64.self) || `is`(Double.self) || `is`(Int16.self) || `is`(Int32.self) || `is`(Bool.self)
-            || `is`(Date.self) || `is`(Float.self) || `is`(Int.self)
-        {
+        if InlineStorage.isTrivial(metadata: metadata) {
             raw.storeBytes(of: nil, toByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
-        } else if `is`(String.self) {
+        } else if metadata == unsafeBitCast(String.self, to: UnsafeRawPointer.self) {
             raw.assumingMemoryBound(to: String.self).deinitialize(count: 1)
             raw.storeBytes(of: nil, toByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
         } else {
@@ -393,5 +390,15 @@ private enum InlineStorage {
         T.self == Int64.self || T.self == Int.self || T.self == Int32.self || T.self == Int16.self
             || T.self == Double.self || T.self == Float.self || T.self == Bool.self || T.self == Date.self
             || T.self == String.self
+    }
+
+    /// Whether `metadata` is one of the inline types above that need nothing destroyed (all but
+    /// `String`), for ``ValueConversion/clear(containerAt:)``, which has a container's metadata word,
+    /// not a static type.
+    @inline(__always)
+    static func isTrivial(metadata: UnsafeRawPointer) -> Bool {
+        func `is`<T>(_: T.Type) -> Bool { metadata == unsafeBitCast(T.self, to: UnsafeRawPointer.self) }
+        return `is`(Int64.self) || `is`(Double.self) || `is`(Int16.self) || `is`(Int32.self) || `is`(Bool.self)
+            || `is`(Date.self) || `is`(Float.self) || `is`(Int.self)
     }
 }

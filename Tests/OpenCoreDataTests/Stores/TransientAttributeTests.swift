@@ -42,4 +42,29 @@ struct TransientAttributeTests {
             #expect(!schema.contains("ZSCRATCH"), "no column for a transient attribute")
         }
     }
+
+    /// Apple: `hasPersistentChangedValues` is whether the object has changes that are saved, so a
+    /// change to a transient property alone makes `hasChanges` true but not it; a change to a stored
+    /// one makes both true. (OpenCoreData reads an entity's transient slots from its layout.)
+    @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
+    func onlyStoredChangesArePersistentChanges(storeType: String) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = storeType == NSSQLiteStoreType ? directory.file("Notes.sqlite") : nil
+        let context = try makeContext(model: model(), storeType: storeType, at: url)
+        let note = NSEntityDescription.insertNewObject(forEntityName: "Note", into: context)
+        #expect(note.hasPersistentChangedValues, "an inserted object has persistent changes")
+        note.setValue("kept", forKey: "title")
+        try context.save()
+        #expect(!note.hasChanges && !note.hasPersistentChangedValues)
+
+        note.setValue("in memory", forKey: "scratch")
+        #expect(note.hasChanges)
+        #expect(!note.hasPersistentChangedValues, "a transient change alone is not a persistent change")
+        note.setValue("changed", forKey: "title")
+        #expect(note.hasPersistentChangedValues)
+        try context.save()
+        context.delete(note)
+        #expect(note.hasPersistentChangedValues, "a deleted object has persistent changes")
+    }
 }
