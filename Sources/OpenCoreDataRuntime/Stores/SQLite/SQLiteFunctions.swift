@@ -30,7 +30,7 @@ enum SQLiteFunctions {
     ) -> Int32 {
         func string(_ pointer: UnsafeRawPointer?, _ count: Int32) -> String {
             guard let pointer, count > 0 else { return "" }
-            return String(decoding: UnsafeRawBufferPointer(start: pointer, count: Int(count)), as: UTF8.self)
+            return String(sqliteText: pointer, count: Int(count))
         }
         let selector = SortSelector(rawValue: Int32(truncatingIfNeeded: Int(bitPattern: context))) ?? .compare
         switch selector.compare(string(text1, count1), string(text2, count2)) {
@@ -59,7 +59,7 @@ enum SQLiteFunctions {
     private static func text(_ value: OpaquePointer?) -> String {
         guard let pointer = sqlite3_value_text(value) else { return "" }
         let count = Int(sqlite3_value_bytes(value))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        return String(sqliteText: pointer, count: count)
     }
 
     /// Folds a string as the predicate options ask (case, diacritics), using Unicode rules.

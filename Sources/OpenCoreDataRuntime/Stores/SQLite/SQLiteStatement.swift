@@ -151,7 +151,7 @@ final class SQLiteStatement {
     func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        return String(sqliteText: pointer, count: count)
     }
 
     func blob(_ column: Int32) -> Data {

@@ -95,7 +95,7 @@ extension SQLiteStore {
             // text that is not NULL (out of memory) reads as empty, as `text(_:)` does.
             if let pointer = sqlite3_value_text(value) {
                 let count = Int(sqlite3_value_bytes(value))
-                storage.initialize(slot, to: String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
+                storage.initialize(slot, to: String(sqliteText: pointer, count: count))
             } else if sqlite3_value_type(value) != SQLITE_NULL {
                 storage.initialize(slot, to: "")
             }
