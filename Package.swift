@@ -27,8 +27,12 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Swift runtime entry points the standard library does not expose (the context's registry).
         .systemLibrary(name: "CSwiftRuntime"),
+        // Per-thread slots in C11 thread-local storage (`ThreadLocalReference`).
+        .target(name: "COpenCoreDataThreadLocal"),
         // The runtime: model, object graph, queries, coordination, stores.
-        .target(name: "OpenCoreDataRuntime", dependencies: ["CSQLite", "CZlib", "CSwiftRuntime"]),
+        .target(
+            name: "OpenCoreDataRuntime", dependencies: ["CSQLite", "CZlib", "CSwiftRuntime", "COpenCoreDataThreadLocal"]
+        ),
         .macro(
             name: "OpenCoreDataMacros",
             dependencies: [

@@ -621,7 +621,7 @@ package enum FaultConstruction {
         case row(Unmanaged<RowOffer>)
     }
 
-    private static let slot = ThreadLocalReference<AnyObject>()
+    private static let slot = ThreadLocalReference<AnyObject>(.faultConstruction)
 
     static func offer(_ id: NSManagedObjectID) { slot.set(id) }
 

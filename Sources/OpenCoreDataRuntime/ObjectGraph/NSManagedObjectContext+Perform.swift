@@ -10,7 +10,7 @@ extension NSManagedObjectContext {
     }
 
     /// The context whose block runs on this thread; unretained: `runAsCurrent` keeps it alive.
-    private static let current = ThreadLocalReference<NSManagedObjectContext>()
+    private static let current = ThreadLocalReference<NSManagedObjectContext>(.currentContext)
 
     /// The context whose block runs on this thread, for `NSFetchRequest.execute()`.
     package static var _current: NSManagedObjectContext? { current.value }
