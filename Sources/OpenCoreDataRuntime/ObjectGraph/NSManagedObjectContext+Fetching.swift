@@ -147,7 +147,9 @@ extension NSManagedObjectContext {
     package func prepared<T>(_ request: NSFetchRequest<T>) throws -> NSFetchRequest<any NSFetchRequestResult> {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let model = coordinator.managedObjectModel
-        guard let entity = request.entity.flatMap({ e in e.name.flatMap(model._entity(named:)) }) ?? request.entityName.flatMap(model._entity(named:)) else {
+        let requested = request.entity
+        let named = requested == nil  // found by `entityName`, which is then the entity's name
+        guard let entity = requested.flatMap({ e in e.name.flatMap(model._entity(named:)) }) ?? request.entityName.flatMap(model._entity(named:)) else {
             throw OpenCoreDataError(.coreDataError, "the model has no entity named \(request.entityName ?? "nil")", entityName: request.entityName)
         }
         if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
@@ -159,7 +161,7 @@ extension NSManagedObjectContext {
         // callgrind case 4).
         let copy = NSFetchRequest<any NSFetchRequestResult>()
         copy.copySettings(from: request)
-        copy._setResolvedEntity(entity)
+        copy._setResolvedEntity(entity, byEntityName: named)
         try FetchDictionaryResults.validate(copy, entity: entity)
         return copy
     }

@@ -59,43 +59,86 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     // thread-safe either), so its settings opt out of Swift's run-time exclusivity checks: a fetch
     // reads or copies every setting, and the checks were about 7% of a lookup's instructions.
 
+    /// Every setting, stored together: a context copies a request for every fetch (see
+    /// ``copySettings(from:)``), and one assignment replaced eighteen calls of overridable getters
+    /// and setters. The public properties below read and write it.
+    @exclusivity(unchecked) package final var _settings = FetchRequestSettings()
+
     /// The name of the entity to fetch.
-    @exclusivity(unchecked) open var entityName: String?
-    @exclusivity(unchecked) private var _entity: NSEntityDescription?
+    open var entityName: String? {
+        get { _settings.entityName }
+        set { _settings.entityName = newValue }
+    }
     /// The entity to fetch; resolved from ``entityName`` against the context's model when not set.
     open var entity: NSEntityDescription? {
-        get { _entity }
-        set { _entity = newValue; if let name = newValue?.name { entityName = name } }
+        get { _settings.entity }
+        set { _settings.entity = newValue; if let name = newValue?.name { entityName = name } }
     }
     /// Which objects to return; `nil` returns all.
-    @exclusivity(unchecked) open var predicate: NSPredicate?
+    open var predicate: NSPredicate? {
+        get { _settings.predicate }
+        set { _settings.predicate = newValue }
+    }
     /// The order of the results.
-    @exclusivity(unchecked) open var sortDescriptors: [NSSortDescriptor]?
+    open var sortDescriptors: [NSSortDescriptor]? {
+        get { _settings.sortDescriptors }
+        set { _settings.sortDescriptors = newValue }
+    }
     /// The most objects to return; 0 means no limit.
-    @exclusivity(unchecked) open var fetchLimit: Int = 0
+    open var fetchLimit: Int {
+        get { _settings.fetchLimit }
+        set { _settings.fetchLimit = newValue }
+    }
     /// How many objects to skip.
-    @exclusivity(unchecked) open var fetchOffset: Int = 0
+    open var fetchOffset: Int {
+        get { _settings.fetchOffset }
+        set { _settings.fetchOffset = newValue }
+    }
     /// Loads objects in batches of this size as they are accessed; 0 loads all at once.
-    @exclusivity(unchecked) open var fetchBatchSize: Int = 0
+    open var fetchBatchSize: Int {
+        get { _settings.fetchBatchSize }
+        set { _settings.fetchBatchSize = newValue }
+    }
     /// Whether to return objects as faults (the default, as on Apple).
-    @exclusivity(unchecked) open var returnsObjectsAsFaults: Bool = true
+    open var returnsObjectsAsFaults: Bool {
+        get { _settings.returnsObjectsAsFaults }
+        set { _settings.returnsObjectsAsFaults = newValue }
+    }
     /// Whether subentities' objects are included (default `true`).
-    @exclusivity(unchecked) open var includesSubentities: Bool = true
+    open var includesSubentities: Bool {
+        get { _settings.includesSubentities }
+        set { _settings.includesSubentities = newValue }
+    }
     /// Whether property values are fetched with the objects.
-    @exclusivity(unchecked) open var includesPropertyValues: Bool = true
+    open var includesPropertyValues: Bool {
+        get { _settings.includesPropertyValues }
+        set { _settings.includesPropertyValues = newValue }
+    }
     /// Whether unsaved changes in the context are taken into account (default `true`).
-    @exclusivity(unchecked) open var includesPendingChanges: Bool = true
+    open var includesPendingChanges: Bool {
+        get { _settings.includesPendingChanges }
+        set { _settings.includesPendingChanges = newValue }
+    }
     /// What kind of result to return.
-    @exclusivity(unchecked) open var resultType: NSFetchRequestResultType = .managedObjectResultType
+    open var resultType: NSFetchRequestResultType {
+        get { _settings.resultType }
+        set { _settings.resultType = newValue }
+    }
     /// The properties to return in dictionary results: names, property descriptions, or
     /// ``NSExpressionDescription``s for computed and aggregate columns.
     ///
     /// Related Core Data documentation: [propertiesToFetch](https://developer.apple.com/documentation/coredata/nsfetchrequest/propertiestofetch)
-    @exclusivity(unchecked) open var propertiesToFetch: [Any]?
+    open var propertiesToFetch: [Any]? {
+        get { _settings.propertiesToFetch }
+        set { _settings.propertiesToFetch = newValue }
+    }
     /// Whether dictionary results leave out rows equal to an earlier one.
     ///
     /// Related Core Data documentation: [returnsDistinctResults](https://developer.apple.com/documentation/coredata/nsfetchrequest/returnsdistinctresults)
-    @exclusivity(unchecked) open var returnsDistinctResults: Bool = false
+    open var returnsDistinctResults: Bool {
+        get { _settings.returnsDistinctResults }
+        set { _settings.returnsDistinctResults = newValue }
+    }
     /// The properties (names, descriptions or expression descriptions) whose values group dictionary
     /// results: one row per distinct combination, aggregates computed per group.
     ///
@@ -103,15 +146,27 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     ///
     /// - Note: Linux: both stores group in memory, over the objects the predicate selects (Apple's
     ///   SQLite store runs `GROUP BY` in SQL); the results are the same.
-    @exclusivity(unchecked) open var propertiesToGroupBy: [Any]?
+    open var propertiesToGroupBy: [Any]? {
+        get { _settings.propertiesToGroupBy }
+        set { _settings.propertiesToGroupBy = newValue }
+    }
     /// A predicate over the grouped rows (their result names), as SQL's `HAVING`.
     ///
     /// Related Core Data documentation: [havingPredicate](https://developer.apple.com/documentation/coredata/nsfetchrequest/havingpredicate)
-    @exclusivity(unchecked) open var havingPredicate: NSPredicate?
+    open var havingPredicate: NSPredicate? {
+        get { _settings.havingPredicate }
+        set { _settings.havingPredicate = newValue }
+    }
     /// Relationship key paths whose destinations are loaded with the results.
-    @exclusivity(unchecked) open var relationshipKeyPathsForPrefetching: [String]?
+    open var relationshipKeyPathsForPrefetching: [String]? {
+        get { _settings.relationshipKeyPathsForPrefetching }
+        set { _settings.relationshipKeyPathsForPrefetching = newValue }
+    }
     /// Whether to lock fetched rows against concurrent changes (no effect on Linux stores).
-    @exclusivity(unchecked) open var shouldRefreshRefetchedObjects: Bool = false
+    open var shouldRefreshRefetchedObjects: Bool {
+        get { _settings.shouldRefreshRefetchedObjects }
+        set { _settings.shouldRefreshRefetchedObjects = newValue }
+    }
     /// For an ID fetch (`managedObjectIDResultType`): a store may answer with one
     /// ``ObjectReferences`` instead of an ID per row (a lazily batched fetch's identities). Not a
     /// setting: `copySettings(from:)` leaves it.
@@ -141,16 +196,35 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     }
 
     /// Sets the entity a context resolved for this request (a fresh copy no one else sees): as the
-    /// ``entity`` setter, but the name is only written when it differs.
-    package final func _setResolvedEntity(_ entity: NSEntityDescription) {
-        _entity = entity
+    /// ``entity`` setter, but the name is only written when it differs. `byEntityName`: the entity
+    /// was found by this request's ``entityName``, so the names are known to be equal (comparing
+    /// them called the entity's overridable `name` getter, about 110 instructions a fetch).
+    package final func _setResolvedEntity(_ entity: NSEntityDescription, byEntityName: Bool = false) {
+        _settings.entity = entity
+        if byEntityName { return }
         if let name = entity.name, name != entityName { entityName = name }
     }
 
+    /// Whether `request` is an instance of `NSFetchRequest` itself, not of a subclass: its class's
+    /// superclass is ``NSPersistentStoreRequest``. (`type(of: request) == NSFetchRequest<Other>.self`
+    /// looked the generic class's metadata up at run time, about 350 instructions a fetch.)
+    @inline(__always)
+    private static func isPlain(_ request: AnyObject) -> Bool {
+        _getSuperclass(type(of: request)).map(ObjectIdentifier.init) == ObjectIdentifier(NSPersistentStoreRequest.self)
+    }
+
     /// Copies every setting of `other`.
+    ///
+    /// Requests of the class itself (not a subclass, which may override a setting's accessors) copy
+    /// their stored settings in one assignment.
     package func copySettings<Other>(from other: NSFetchRequest<Other>) {
+        if Self.isPlain(other), Self.isPlain(self) {
+            _settings = other._settings
+            affectedStores = other.affectedStores
+            return
+        }
         entityName = other.entityName
-        _entity = other.entity  // not the setter, which would set the name again
+        _settings.entity = other.entity  // not the setter, which would set the name again
         predicate = other.predicate
         sortDescriptors = other.sortDescriptors
         fetchLimit = other.fetchLimit
@@ -166,6 +240,7 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         propertiesToGroupBy = other.propertiesToGroupBy
         havingPredicate = other.havingPredicate
         relationshipKeyPathsForPrefetching = other.relationshipKeyPathsForPrefetching
+        shouldRefreshRefetchedObjects = other.shouldRefreshRefetchedObjects
         affectedStores = other.affectedStores
     }
 
@@ -245,4 +320,26 @@ open class NSSaveChangesRequest: NSPersistentStoreRequest {
         setsKnown[index] = true
         return built
     }
+}
+
+/// The stored settings of an ``NSFetchRequest`` (of any result type), with Apple's defaults.
+package struct FetchRequestSettings {
+    var entityName: String?
+    var entity: NSEntityDescription?
+    var predicate: NSPredicate?
+    var sortDescriptors: [NSSortDescriptor]?
+    var fetchLimit = 0
+    var fetchOffset = 0
+    var fetchBatchSize = 0
+    var returnsObjectsAsFaults = true
+    var includesSubentities = true
+    var includesPropertyValues = true
+    var includesPendingChanges = true
+    var resultType = NSFetchRequestResultType.managedObjectResultType
+    var propertiesToFetch: [Any]?
+    var returnsDistinctResults = false
+    var propertiesToGroupBy: [Any]?
+    var havingPredicate: NSPredicate?
+    var relationshipKeyPathsForPrefetching: [String]?
+    var shouldRefreshRefetchedObjects = false
 }
