@@ -20,6 +20,13 @@ extension NSManagedObject {
             didAccessValue(forKey: key.name)
             return exact
         }
+        // A nil value, told apart in place from a value of another type: copying the slot out as
+        // `Any?` retained and released the storage (about 80 instructions of an optional
+        // accessor's nil read, callgrind case 2).
+        if withUnsafeMutablePointer(to: &_values, { RowValues.isNil(at: $0, slot) }) {
+            didAccessValue(forKey: key.name)
+            return nil
+        }
         let raw = _values[slot]
         didAccessValue(forKey: key.name)
         guard let raw else { return nil }

@@ -83,6 +83,13 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         read(storage(at: address), slot) { $0.value(at: slot) }
     }
 
+    /// Whether slot `slot` of the values at `address` holds nil (`false` past the end), read in
+    /// place as ``exactly(at:_:as:)`` reads.
+    @inline(__always)
+    package static func isNil(at address: UnsafePointer<RowValues>, _ slot: Int) -> Bool {
+        read(storage(at: address), slot) { $0.isEmpty(slot) } ?? false
+    }
+
     /// The storage of the values at `address`, unretained: the one stored property is the storage
     /// reference, and its bits are loaded as a pointer.
     @inline(__always)
