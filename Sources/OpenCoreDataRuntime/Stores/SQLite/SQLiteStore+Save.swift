@@ -76,6 +76,10 @@ extension SQLiteStore {
             }
             var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
             var lastPartial: (key: PartialUpdateKey, statement: SQLiteStatement)?
+            // An updated row's changed entries, gathered into one buffer reused for every row and
+            // copied only for a new key: a fresh array a row was an allocation, its growth and its
+            // release, about 400 instructions (callgrind case 5).
+            var changed: [Int] = []
             // One prepared DELETE per entity and form (with or without the version check).
             var deletes: [ObjectIdentifier: (checked: SQLiteStatement?, unchecked: SQLiteStatement?)] = [:]
             for object in deleted {
@@ -104,22 +108,32 @@ extension SQLiteStore {
                 let mapping = try mappingOf(object)
                 // Only the changed columns (and Z_OPT): rewriting the others would also rewrite
                 // their index entries. Composite columns are written whole.
-                let changed = mapping.slots.indices.filter { object._changedSlots.contains(mapping.slots[$0].slot) }
+                changed.removeAll(keepingCapacity: true)
+                for index in mapping.slots.indices where object._changedSlots.contains(mapping.slots[index].slot) {
+                    changed.append(index)
+                }
                 if changed.count < mapping.slots.count, mapping.compositeSlots.isEmpty {
-                    let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed)
                     let partial: SQLiteStatement
-                    if let lastPartial, lastPartial.key == key {  // rows changed alike come together
+                    let entries: [Int]
+                    if let lastPartial, lastPartial.key.mapping == ObjectIdentifier(mapping),
+                        lastPartial.key.entries == changed
+                    {  // rows changed alike come together
                         lastPartial.statement.rewind()
-                        partial = lastPartial.statement
-                    } else if let cached = partialStatements[key] {
-                        cached.rewind()
-                        partial = cached
+                        (partial, entries) = (lastPartial.statement, lastPartial.key.entries)
                     } else {
-                        partial = try connection.prepare(mapping.partialUpdateSQL(changed))
-                        partialStatements[key] = partial
+                        // A copy of its own (`map`), so that `changed` stays this loop's only buffer.
+                        let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed.map { $0 })
+                        if let cached = partialStatements[key] {
+                            cached.rewind()
+                            partial = cached
+                        } else {
+                            partial = try connection.prepare(mapping.partialUpdateSQL(key.entries))
+                            partialStatements[key] = partial
+                        }
+                        lastPartial = (key, partial)
+                        entries = key.entries
                     }
-                    lastPartial = (key, partial)
-                    try writeRow(object, mapping, insert: false, partial, connection, only: changed)
+                    try writeRow(object, mapping, insert: false, partial, connection, only: entries)
                 } else {
                     try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
                 }
