@@ -156,7 +156,8 @@ extension SQLiteStore {
         var layout: EntityLayout!
         // The rows' identities: their objects make their IDs only if asked for. A constant, made
         // once per fetch: read per row from an optional variable, it was retained and released.
-        let offer = FaultConstruction.RowOffer(store: _objectIDStore, entity: mapping.entity)
+        let offer = connection.rowOffer(store: _objectIDStore, entity: mapping.entity)
+        defer { connection.recycle(offer) }
         // The objects' class while they all share one, read from each object as it is made (its
         // class word is then in the cache); `nil` once they differ.
         var objectClass: ObjectIdentifier?
