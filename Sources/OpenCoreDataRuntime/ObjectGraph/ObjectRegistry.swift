@@ -21,8 +21,9 @@ import Foundation
 /// Layout: an object's entry is filed by its ID's store, root entity and key. Our stores' keys are
 /// integers (`Z_PK`, and a temporary ID's number), handed out in sequence, and fetches, saves and
 /// releases mostly go through them in order. So consecutive keys share a page of
-/// ``ObjectRegistry/pageSize`` slots, found through a small dictionary of pages (the last page used
-/// is remembered): going through 100,000 objects in key order touches each page's memory once.
+/// ``ObjectRegistry/pageSize`` slots, found through a small dictionary of pages (the page made last
+/// is kept apart, and the last page used is remembered): going through 100,000 objects in key order
+/// touches each page's memory once.
 /// A dictionary of all IDs put each object at a random place in a table of several megabytes, a
 /// cache miss on every lookup, registration and `deinit` (`perf`, case 2 at N = 100,000: a fifth
 /// of the wall time went to the dictionary's `find`). Other references (strings, the
@@ -132,13 +133,21 @@ package struct ObjectRegistry {
         var others: [OtherKey: UnsafeMutableRawPointer] = [:]
         /// How many entries there are.
         var count = 0
-        /// The page used last, found without a dictionary probe.
+        /// The page made last, kept out of `pages` (found without a dictionary probe) until another
+        /// page is made: then it moves into `pages` if it holds entries, and if it is empty it
+        /// becomes the new page under the new key. One object registered and released at a time
+        /// (a loop of lookups, each of another page) so needs no dictionary insert and removal per
+        /// object (about 700 instructions a lookup, callgrind case 4).
+        var frontKey: PageKey?
+        var front: Page? { didSet { frontRef = front.map(Unmanaged.passUnretained) } }
+        /// `front`, unretained, for lookups (binding `front` retained and released it).
+        var frontRef: Unmanaged<Page>?
+        /// The page of `pages` used last, found without a dictionary probe.
         var lastKey: PageKey?
         /// Unretained (`pages` holds it; it is cleared when its page leaves `pages`): a retained
         /// page was a retain and a release per registration and per `deinit`.
         var lastPage: Unmanaged<Page>?
-        /// An emptied page, reused by the next new one (one object registered and released in turn,
-        /// as a loop of lookups does, would otherwise allocate a page every time).
+        /// An emptied page of `pages`, reused by the next new one instead of an allocation.
         var spare: Page?
         /// `registeredObjects` as last built during the current event (a `perform` block), kept up
         /// to date as objects come and go, so that code asking for it in a loop (seed 004's
@@ -148,21 +157,36 @@ package struct ObjectRegistry {
         /// Nesting depth of `perform`/`performAndWait` blocks; the set is kept only inside one.
         var eventDepth = 0
 
-        /// The page of `key`, made if `create`; unretained, valid until the page leaves `pages`.
+        /// The page of `key`, made if `create`; unretained, valid until the page leaves the table
+        /// (``front`` or `pages`).
+        @inline(__always)
         private mutating func page(_ key: PageKey, create: Bool) -> Unmanaged<Page>? {
-            if let lastPage, lastKey == key { return lastPage }
-            let page: Page
+            if frontKey == key, let frontRef { return frontRef }
+            if lastKey == key, let lastPage { return lastPage }
+            return otherPage(key, create: create)
+        }
+
+        /// ``page(_:create:)`` for a page other than the two it remembers (out of line: inlined whole
+        /// into its callers, the common case paid for the rest's registers, about 60 instructions).
+        @inline(never)
+        private mutating func otherPage(_ key: PageKey, create: Bool) -> Unmanaged<Page>? {
             if let found = pages[key] {
-                page = found
+                lastKey = key
+                lastPage = Unmanaged.passUnretained(found)
+                return lastPage
+            }
+            guard create else { return nil }
+            let page: Page
+            if let old = frontRef, old._withUnsafeGuaranteedRef({ $0.live == 0 }) {
+                page = old.takeUnretainedValue()  // empty: it takes the new key
             } else {
-                guard create else { return nil }
+                if let old = front, let oldKey = frontKey { pages[oldKey] = old }
                 page = spare ?? Page()
                 spare = nil
-                pages[key] = page
             }
-            lastKey = key
-            lastPage = Unmanaged.passUnretained(page)
-            return lastPage
+            front = page
+            frontKey = key
+            return Unmanaged.passUnretained(page)
         }
 
         /// The pointer filed at `location`.
@@ -190,7 +214,7 @@ package struct ObjectRegistry {
                     page.live += change
                     return page.live
                 }
-                if live == 0 {
+                if live == 0, frontKey != key {  // an empty front page stays, for the next new key
                     spare = pages.removeValue(forKey: key)
                     lastKey = nil
                     lastPage = nil
@@ -228,14 +252,18 @@ package struct ObjectRegistry {
 
         /// Every entry's pointer.
         func forEachPointer(_ body: (UnsafeMutableRawPointer) -> Void) {
-            for page in pages.values {
+            func visit(_ page: Page) {
                 for slot in 0..<pageSize { if let pointer = page.slots[slot] { body(pointer) } }
             }
+            if let front { visit(front) }
+            for page in pages.values { visit(page) }
             for pointer in others.values { body(pointer) }
         }
 
         mutating func removeAllEntries() {
             pages.removeAll()
+            front = nil
+            frontKey = nil
             others.removeAll()
             count = 0
             lastKey = nil

@@ -352,6 +352,39 @@ struct ObjectRegistryTests {
         }
     }
 
+    /// Objects of rows on different pages of the registry (32 keys a page), registered and dropped
+    /// one at a time and kept in turns: the page made last is kept apart from the others and, when
+    /// empty, reused for the next new page. Each live object stays the one instance of its ID.
+    @Test(arguments: storeTypes)
+    func objectsOfManyPagesRegisteredAndDroppedInTurns(storeType: String) throws {
+        let store = try seededStore(storeType, count: 100)
+        let context = store.newContext()
+        let request = NSFetchRequest<NSManagedObjectID>(entityName: "Item")
+        request.resultType = .managedObjectIDResultType
+        request.sortDescriptors = [NSSortDescriptor(key: "uid", ascending: true)]
+        let ids = try context.fetch(request)
+        #expect(ids.count == 100)
+        var kept: [Int: NSManagedObject] = [:]
+        // (index, keep): a dropped object leaves its page empty before the next page is made.
+        let steps = [(5, false), (70, true), (6, true), (40, true), (99, false), (71, true), (7, false), (0, true)]
+        for (index, keep) in steps {
+            let object = context.object(with: ids[index])
+            #expect(context.registeredObject(for: ids[index]) === object)
+            if keep { kept[index] = object }
+        }
+        kept[70] = nil  // its page keeps object 71
+        #expect(context.registry.count == kept.count)
+        for index in [5, 7, 99, 70] { #expect(context.registeredObject(for: ids[index]) == nil, "\(index) was dropped") }
+        for (index, object) in kept { #expect(context.registeredObject(for: ids[index]) === object) }
+        #expect(Set(context.registeredObjects.map(ObjectIdentifier.init)) == Set(kept.values.map(ObjectIdentifier.init)))
+        // A fetch of every row finds the live objects, and registers the rest once each.
+        let fetched = try items(context)
+        for (index, object) in kept { #expect(fetched[index] === object) }
+        #expect(context.registry.count == 100)
+        #expect(Set(fetched.map(ObjectIdentifier.init)).count == 100)
+        withExtendedLifetime(fetched) {}
+    }
+
     /// IDs whose reference is not an integer (an `NSIncrementalStore`'s strings) are filed apart
     /// from the pages, and never confused with an integer key of the same entity.
     @Test
