@@ -20,10 +20,8 @@ struct AccessorNotificationTests {
         entity.managedObjectClassName = NSStringFromClass(NotifyingReading.self)
         let model = NSManagedObjectModel()
         model.entities = [entity]
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil)
-        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        context.persistentStoreCoordinator = coordinator
+        let store = try TestStore(NSInMemoryStoreType, model: model)
+        let context = store.newContext()
         context.performAndWait {
             let reading = NSEntityDescription.insertNewObject(forEntityName: "Reading", into: context) as! NotifyingReading
 

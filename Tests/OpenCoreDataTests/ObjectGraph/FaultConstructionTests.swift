@@ -36,14 +36,15 @@ final class FaultConstructionFetching: NSManagedObject {
 /// that makes other managed objects first must not hand them that ID.
 @Suite("Fault construction", .serialized)  // the side objects are counted in one static list
 struct FaultConstructionTests {
-    static func model() -> NSManagedObjectModel {
-        let noisy = NSEntityDescription(
-            name: "Noisy", managedObjectClassName: NSStringFromClass(FaultConstructionNoisy.self),
+    /// An entity `name` of class `cls` and a plain entity `Side`, each with an Integer 64 `n`.
+    static func model(_ name: String = "Noisy", class cls: AnyClass = FaultConstructionNoisy.self) -> NSManagedObjectModel {
+        let custom = NSEntityDescription(
+            name: name, managedObjectClassName: NSStringFromClass(cls),
             properties: [NSAttributeDescription(name: "n", type: .integer64AttributeType)])
         let side = NSEntityDescription(
             name: "Side", properties: [NSAttributeDescription(name: "n", type: .integer64AttributeType)])
         let model = NSManagedObjectModel()
-        model.entities = [noisy, side]
+        model.entities = [custom, side]
         return model
     }
 
@@ -80,14 +81,7 @@ struct FaultConstructionTests {
 
     @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])
     func aFetchInsideAnInitializerDuringAFetchKeepsEachRowsIdentity(storeType: String) throws {
-        let fetching = NSEntityDescription(
-            name: "Fetching", managedObjectClassName: NSStringFromClass(FaultConstructionFetching.self),
-            properties: [NSAttributeDescription(name: "n", type: .integer64AttributeType)])
-        let side = NSEntityDescription(
-            name: "Side", properties: [NSAttributeDescription(name: "n", type: .integer64AttributeType)])
-        let model = NSManagedObjectModel()
-        model.entities = [fetching, side]
-        let store = try TestStore(storeType, model: model)
+        let store = try TestStore(storeType, model: Self.model("Fetching", class: FaultConstructionFetching.self))
         let writer = store.newContext()
         let savedIDs = try writer.performAndWait { () throws -> [Int64: NSManagedObjectID] in
             var objects: [Int64: NSManagedObject] = [:]
