@@ -139,9 +139,7 @@ package struct ObjectRegistry {
         /// (a loop of lookups, each of another page) so needs no dictionary insert and removal per
         /// object (about 700 instructions a lookup, callgrind case 4).
         var frontKey: PageKey?
-        var front: Page? { didSet { frontRef = front.map(Unmanaged.passUnretained) } }
-        /// `front`, unretained, for lookups (binding `front` retained and released it).
-        var frontRef: Unmanaged<Page>?
+        var front: Page?
         /// The page of `pages` used last, found without a dictionary probe.
         var lastKey: PageKey?
         /// Unretained (`pages` holds it; it is cleared when its page leaves `pages`): a retained
@@ -161,7 +159,7 @@ package struct ObjectRegistry {
         /// (``front`` or `pages`).
         @inline(__always)
         private mutating func page(_ key: PageKey, create: Bool) -> Unmanaged<Page>? {
-            if frontKey == key, let frontRef { return frontRef }
+            if frontKey == key, let front { return Unmanaged.passUnretained(front) }
             if lastKey == key, let lastPage { return lastPage }
             return otherPage(key, create: create)
         }
@@ -177,8 +175,8 @@ package struct ObjectRegistry {
             }
             guard create else { return nil }
             let page: Page
-            if let old = frontRef, old._withUnsafeGuaranteedRef({ $0.live == 0 }) {
-                page = old.takeUnretainedValue()  // empty: it takes the new key
+            if let old = front, old.live == 0 {
+                page = old  // empty: it takes the new key
             } else {
                 if let old = front, let oldKey = frontKey { pages[oldKey] = old }
                 page = spare ?? Page()
