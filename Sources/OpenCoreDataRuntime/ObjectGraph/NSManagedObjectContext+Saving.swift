@@ -75,9 +75,23 @@ extension NSManagedObjectContext {
         for object in updatedNow { object.didSave() }
         for object in deletedNow { object.didSave() }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
-            NSInsertedObjectsKey: Set(insertedNow), NSUpdatedObjectsKey: Set(updatedNow), NSDeletedObjectsKey: Set(deletedNow),
+            NSInsertedObjectsKey: Self.notificationSet(insertedNow), NSUpdatedObjectsKey: Self.notificationSet(updatedNow),
+            NSDeletedObjectsKey: Self.notificationSet(deletedNow),
         ])
         _turnSavedDeletionsIntoFaults(deletedNow)
+    }
+}
+
+extension NSManagedObjectContext {
+    /// `objects` as a set for a did-save notification's `userInfo`, made with room for twice as
+    /// many. Each insertion compares the object with every one it meets in its probe, through
+    /// `NSObject`'s `==`, which boxes the other in an `Any?` for `isEqual(_:)` (about 160
+    /// instructions a comparison); a table at most a third full meets about a quarter as many as
+    /// `Set(objects)`'s (callgrind case 5: 0.79 comparisons an object, 0.2 now).
+    private static func notificationSet(_ objects: [NSManagedObject]) -> Set<NSManagedObject> {
+        var set = Set<NSManagedObject>(minimumCapacity: objects.count * 2)
+        for object in objects { set.insert(object) }
+        return set
     }
 }
 
