@@ -75,8 +75,14 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     open var identifier: String!
     /// The store's metadata.
     open var metadata: [String: Any]! {
-        didSet { if let uuid = metadata?[NSStoreUUIDKey] as? String { identifier = uuid } }
+        didSet {
+            _metadataGeneration &+= 1
+            if let uuid = metadata?[NSStoreUUIDKey] as? String { identifier = uuid }
+        }
     }
+    /// Counts the writes of ``metadata`` (assigned, or changed in place): a store that saves its
+    /// metadata with its rows compares two counts, not two dictionaries, to know whether it changed.
+    package private(set) var _metadataGeneration = 0
     /// Whether the store refuses saves.
     open var isReadOnly: Bool
     /// The store's type string. Subclasses override.

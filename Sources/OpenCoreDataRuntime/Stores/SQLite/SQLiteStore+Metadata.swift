@@ -225,8 +225,12 @@ extension SQLiteStore {
     /// Writes the store's metadata to Z_METADATA inside the current transaction, if it changed.
     func writeMetadataIfChanged(_ connection: SQLiteConnection) throws -> NSDictionary? {
         guard let metadata else { return nil }
+        if writtenMetadata != nil, writtenMetadataGeneration == _metadataGeneration { return nil }
         let current = NSDictionary(dictionary: metadata)
-        if let writtenMetadata, writtenMetadata.isEqual(current) { return nil }
+        if let writtenMetadata, writtenMetadata.isEqual(current) {
+            writtenMetadataGeneration = _metadataGeneration
+            return nil
+        }
         let uuid = metadata[NSStoreUUIDKey] as? String ?? identifier ?? UUID().uuidString
         try connection.run(
             "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = 1",

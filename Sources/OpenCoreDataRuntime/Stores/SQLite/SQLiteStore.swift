@@ -13,8 +13,13 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     var connection: SQLiteConnection?
     /// The layout of the coordinator's model in this file.
     var schema: SQLiteSchema!
-    /// The metadata as last written to Z_METADATA, to know when a save must write it again.
-    var writtenMetadata: NSDictionary?
+    /// The metadata as last written to Z_METADATA (or read from it), to know when a save must write
+    /// it again.
+    var writtenMetadata: NSDictionary? { didSet { writtenMetadataGeneration = _metadataGeneration } }
+    /// ``NSPersistentStore/_metadataGeneration`` when `writtenMetadata` was last set or found equal to
+    /// the metadata: while it is unchanged, a save skips comparing the dictionaries (`NSDictionary`'s
+    /// `isEqual(_:)` over the version hashes and model data, about 4.5 million instructions a save).
+    var writtenMetadataGeneration = -1
 
     /// Test hooks (reached with `@testable import`).
     struct TestHooks {
