@@ -63,21 +63,39 @@ open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     /// The kind of this expression.
     public let expressionType: ExpressionType
 
+    /// The path of a key-path expression without an operand (what `%K` gives), kept apart from the
+    /// node: matching `.keyPath(nil, let path)` on `_node` copies the whole node out of the object
+    /// (an outlined copy and destroy, about 120 instructions), and fetches of template instances
+    /// look at each slot's path twice (callgrind case 4).
+    package let _plainKeyPath: String?
+    /// The dynamic type of a non-nil constant's value, kept apart from the node for the same reason.
+    package let _constantType: ObjectIdentifier?
+
     package init(_node node: Node) {
-        _node = node
-        expressionType = switch node {
-        case .constant, .symbolic: .constantValue
-        case .evaluatedObject: .evaluatedObject
-        case .variable: .variable
-        case .keyPath: .keyPath
-        case .function: .function
-        case .aggregate: .aggregate
-        case .setOperation(let type, _, _): type
-        case .subquery: .subquery
-        case .anyKey: .anyKey
-        case .block: .block
-        case .conditional: .conditional
+        // One switch sets all three: each further match of `node` copied it (about 300 instructions).
+        var plainKeyPath: String?
+        var constantType: ObjectIdentifier?
+        switch node {
+        case .constant(let value):
+            expressionType = .constantValue
+            if let value { constantType = ObjectIdentifier(type(of: value)) }
+        case .symbolic: expressionType = .constantValue
+        case .evaluatedObject: expressionType = .evaluatedObject
+        case .variable: expressionType = .variable
+        case .keyPath(let operand, let path):
+            expressionType = .keyPath
+            if operand == nil { plainKeyPath = path }
+        case .function: expressionType = .function
+        case .aggregate: expressionType = .aggregate
+        case .setOperation(let type, _, _): expressionType = type
+        case .subquery: expressionType = .subquery
+        case .anyKey: expressionType = .anyKey
+        case .block: expressionType = .block
+        case .conditional: expressionType = .conditional
         }
+        _node = node
+        _plainKeyPath = plainKeyPath
+        _constantType = constantType
         super.init()
     }
 

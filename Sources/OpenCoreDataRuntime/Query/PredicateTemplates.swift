@@ -304,7 +304,7 @@ struct PredicateTemplateOrigin {
 
     /// The key paths the instance's `%K` slots hold, in order.
     var keyPathSlots: [String] {
-        slots.compactMap { if case .keyPath(nil, let path) = $0._node { path } else { nil } }
+        slots.compactMap(\._plainKeyPath)
     }
 
     /// Whether the instance's key paths are known to be valid for `entity`: an instance of the
@@ -327,7 +327,7 @@ struct PredicateTemplateOrigin {
     private func keyPathSlotsEqual(_ keyPaths: [String]) -> Bool {
         var index = 0
         for slot in slots {
-            guard case .keyPath(nil, let path) = slot._node else { continue }
+            guard let path = slot._plainKeyPath else { continue }
             guard index < keyPaths.count, keyPaths[index] == path else { return false }
             index += 1
         }

@@ -91,4 +91,21 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(e.expressionValue(with: ["price": 1.5], context: nil) as? Double == 3)
         #expect(NSExpression(format: "%K", "a.b").keyPath == "a.b")
     }
+
+    /// The plain key path and constant type kept beside the node (what fetch plans compare) say
+    /// what the node says, for every kind of expression.
+    @Test func plainKeyPathAndConstantTypeFollowTheNode() {
+        #expect(NSExpression(forKeyPath: "a.b")._plainKeyPath == "a.b")
+        #expect(NSExpression(format: "%K", "name")._plainKeyPath == "name")
+        let withOperand = NSExpression(_node: .keyPath(operand: NSExpression(forKeyPath: "a"), path: "b"))
+        #expect(withOperand._plainKeyPath == nil && withOperand.expressionType == .keyPath)
+        #expect(NSExpression(forVariable: "v")._plainKeyPath == nil)
+        #expect(NSExpression(forConstantValue: "name")._plainKeyPath == nil)
+        #expect(NSExpression(forConstantValue: Int64(3))._constantType == ObjectIdentifier(Int64.self))
+        #expect(NSExpression(forConstantValue: "s")._constantType == ObjectIdentifier(String.self))
+        #expect(NSExpression(forConstantValue: 2.5)._constantType == ObjectIdentifier(Double.self))
+        #expect(NSExpression(forConstantValue: nil)._constantType == nil)
+        #expect(NSExpression(forKeyPath: "a")._constantType == nil)
+        #expect(NSExpression(format: "count(xs)")._constantType == nil && NSExpression(format: "count(xs)")._plainKeyPath == nil)
+    }
 }

@@ -51,6 +51,39 @@ struct SQLiteStatementCacheTests {
         }
     }
 
+    /// `reset()` undoes only what was done since the last one (it skips SQLite's reset and clear
+    /// when there is nothing to undo), yet always leaves the statement ready: a statement stopped
+    /// after its first row, one stepped to its end, one whose step failed, and one reset twice all
+    /// bind and step again, and a parameter not bound again after a reset reads as NULL.
+    @Test func resetLeavesEveryStatementReady() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let connection = try #require(try sqliteStore(store.coordinator).connection)
+        try connection.execute("CREATE TABLE T (A INTEGER UNIQUE); INSERT INTO T VALUES (1), (2), (3)")
+        let select = try connection.prepare("SELECT A FROM T WHERE A >= ? ORDER BY A")
+        select.bind(Int64(1), 1)
+        #expect(try select.step() && select.int64(0) == 1)
+        select.reset()  // stopped after its first row
+        select.bind(Int64(3), 1)
+        #expect(try select.step() && select.int64(0) == 3)
+        #expect(try !select.step())
+        select.reset()  // stepped to its end
+        select.reset()  // nothing to undo
+        select.bind(Int64(2), 1)
+        #expect(try select.step() && select.int64(0) == 2)
+        select.reset()
+        #expect(try !select.step(), "the cleared parameter is NULL, and A >= NULL holds for no row")
+        select.reset()
+
+        let insert = try connection.prepare("INSERT INTO T (A) VALUES (?)")
+        insert.bind(Int64(1), 1)
+        #expect(throws: OpenCoreDataError.self) { try insert.run() }  // a UNIQUE violation
+        insert.reset()
+        insert.bind(Int64(4), 1)
+        try insert.run()
+        insert.reset()
+        #expect(try connection.column("SELECT A FROM T ORDER BY A") == [1, 2, 3, 4].map { .integer($0) })
+    }
+
     /// A statement held by a caller while the cache starts over stays usable until released.
     @Test func aHeldStatementOutlivesEviction() throws {
         let store = try TestStore(NSSQLiteStoreType)

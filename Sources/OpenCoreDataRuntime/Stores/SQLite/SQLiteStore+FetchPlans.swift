@@ -125,11 +125,9 @@ extension SQLiteStore {
                 switch kinds[index] {
                 case .keyPath(let expected):
                     // Any other node has another kind.
-                    guard case .keyPath(nil, let path) = slot._node, path == expected else { return false }
+                    guard let path = slot._plainKeyPath, path == expected else { return false }
                 case .value(let type, .none):
-                    if case .constant(let constant?) = slot._node, ObjectIdentifier(Swift.type(of: constant)) == type {
-                        continue
-                    }
+                    if slot._constantType == type { continue }
                     if kind(of: slot) != kinds[index] { return false }
                 default:
                     if kind(of: slot) != kinds[index] { return false }
