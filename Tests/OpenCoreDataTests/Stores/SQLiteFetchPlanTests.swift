@@ -105,6 +105,40 @@ struct SQLiteFetchPlanTests {
         _ = store
     }
 
+    /// A plan reused with its prepared statement (the short way to the rows) applies each request's
+    /// own limit and offset, returns faults or full objects as each asks, and returns the objects
+    /// already registered for rows fetched before. Ages ascending: Émile 19, Zoë 25, Ann 30, Bob 30
+    /// (a Manager), ann 41, Zoe 52.
+    @Test func aReusedPlanFollowsEachRequestsLimitOffsetAndFaulting() throws {
+        let (store, context, _) = try Self.seeded()
+        try context.performAndWait {
+            func fetch(_ minimum: Int, limit: Int, offset: Int, faults: Bool) throws -> [NSManagedObject] {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+                request.predicate = NSPredicate(format: "age >= %d", minimum)
+                request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true), NSSortDescriptor(key: "name", ascending: true)]
+                request.fetchLimit = limit
+                request.fetchOffset = offset
+                request.returnsObjectsAsFaults = faults
+                return try context.fetch(request)
+            }
+            func names(_ objects: [NSManagedObject]) -> [String] { objects.map { $0.value(forKey: "name") as! String } }
+            let first = try fetch(20, limit: 2, offset: 1, faults: true)
+            #expect(names(first) == ["Ann", "Bob"])
+            let plansAfterFirst = try Self.plans(store)
+            let full = try fetch(26, limit: 3, offset: 0, faults: false)
+            #expect(full.allSatisfy { !$0.isFault })
+            #expect(names(full) == ["Ann", "Bob", "ann"])
+            #expect(full[0] === first[0] && full[1] === first[1])
+            context.refreshAllObjects()
+            let faults = try fetch(0, limit: 1, offset: 4, faults: true)
+            #expect(faults.count == 1 && faults[0].isFault)
+            #expect(names(faults) == ["ann"])
+            #expect(try names(fetch(0, limit: 5, offset: 5, faults: false)) == ["Zoe"])
+            #expect(try fetch(60, limit: 1, offset: 0, faults: true).isEmpty)
+            #expect(try Self.plans(store) == plansAfterFirst, "every later fetch reused the first one's plan")
+        }
+    }
+
     @Test func plansAreKeptPerTemplateAndRequestShape() throws {
         let (store, context, _) = try Self.seeded()
         #expect(try Self.plans(store) == 0)

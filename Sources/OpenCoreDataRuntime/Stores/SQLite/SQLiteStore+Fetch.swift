@@ -32,6 +32,28 @@ extension SQLiteStore {
         var planBindings = origin.flatMap { origin in found?.bindings(for: origin.slots) }
         let plan = planBindings != nil ? found : nil
 
+        // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows.
+        // A plan is kept only when the whole fetch runs in SQL, so its limit and offset do too. The
+        // general path below copied the plan's SQL parts and the sorts, and set up what only a
+        // statement still to prepare or an in-memory step needs: about 40 retains and releases.
+        if let plan, let prepared = plan.statement, var bindings = planBindings, !keysOnly,
+            request.resultType == .managedObjectResultType
+        {
+            planBindings = nil  // `bindings` is then the array's only owner
+            assert(planMatchesCompiler(plan, request, mapping: mapping, slots: origin?.slots ?? [], bindings: bindings))
+            if plan.request.limited {
+                bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
+                bindings.append(.integer(Int64(request.fetchOffset)))
+            }
+            let statement = try connection.reuse(prepared)
+            defer { statement.reset() }
+            statement.bind(bindings)
+            let (objects, objectClass) = try fetchedObjects(
+                statement, mapping: mapping, connection: connection, asFault: request.returnsObjectsAsFaults,
+                rowLimit: request.fetchLimit > 0 ? request.fetchLimit : Int.max, context: context)
+            return .objects(objects, ofClass: objectClass)
+        }
+
         var conditions: [String] = []
         var joins: [String] = []
         var bindings: [SQLiteValue] = []
@@ -45,12 +67,7 @@ extension SQLiteStore {
             order = plan.order
             bindings = planBindings ?? []
             planBindings = nil  // `bindings` is then the array's only owner
-            assert(
-                { () -> Bool in  // debug builds check the plan against the compiler
-                    let fresh = compiledConditions(request, mapping: mapping, slots: origin?.slots ?? [])
-                    return fresh.conditions == conditions && fresh.query.joins == joins && fresh.order == order
-                        && fresh.query.bindings == bindings && fresh.residual.isEmpty
-                }(), "fetch plan differs from the compiled query")
+            assert(planMatchesCompiler(plan, request, mapping: mapping, slots: origin?.slots ?? [], bindings: bindings))
         } else {
             let compiled = compiledConditions(request, mapping: mapping, slots: origin?.slots ?? [])
             (conditions, residual, order) = (compiled.conditions, compiled.residual, compiled.order)
@@ -144,10 +161,53 @@ extension SQLiteStore {
             return .values(rows)
         }
 
-        var objects: [NSManagedObject] = []
         // When SQL did everything, the objects are the results (``FetchResults/objects(_:ofClass:)``).
-        let direct = allInSQL && request.resultType == .managedObjectResultType
-        let asFault = request.returnsObjectsAsFaults && allInSQL
+        let (fetched, objectClass) = try fetchedObjects(
+            statement, mapping: mapping, connection: connection, asFault: request.returnsObjectsAsFaults && allInSQL,
+            rowLimit: rowLimit, context: context)
+        if allInSQL && request.resultType == .managedObjectResultType { return .objects(fetched, ofClass: objectClass) }
+        var objects = fetched
+        statement.reset()
+
+        if !residual.isEmpty {
+            objects = objects.filter { object in residual.allSatisfy { Self.evaluate($0, object) } }
+        }
+        if sortInMemory { request.sortInMemory(&objects) }
+        let slice = allInSQL ? ArraySlice(objects) : request.page(objects)
+        switch request.resultType {
+        case .countResultType: return .values([slice.count])
+        case .managedObjectIDResultType: return .values(slice.map(\.objectID))
+        case .dictionaryResultType:
+            return .values(slice.map { object in
+                if object._isFault { object._fireFault() }
+                // Dictionaries hold the store's values, as when the whole fetch runs in SQL.
+                return dictionary(
+                    object._snapshot ?? object._committedSnapshot(), entity: object.entity, request: request)
+            })
+        default:
+            if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
+            return .objects(Array(slice))
+        }
+    }
+
+    /// Whether `plan` has what the compiler makes of `request` now (debug builds check each use).
+    private func planMatchesCompiler(
+        _ plan: FetchPlan, _ request: NSFetchRequest<any NSFetchRequestResult>, mapping: SQLiteSchema.EntityMapping,
+        slots: [NSExpression], bindings: [SQLiteValue]
+    ) -> Bool {
+        let fresh = compiledConditions(request, mapping: mapping, slots: slots)
+        return fresh.conditions == plan.conditions && fresh.query.joins == plan.joins && fresh.order == plan.order
+            && fresh.query.bindings == bindings && fresh.residual.isEmpty
+    }
+
+    /// The objects of the rows `statement` steps through, at most `rowLimit` of them, registered in
+    /// `context` (as faults if `asFault`); `ofClass` is their class when they all share one.
+    private func fetchedObjects(
+        _ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, connection: SQLiteConnection, asFault: Bool,
+        rowLimit: Int, context: NSManagedObjectContext
+    ) throws -> (objects: [NSManagedObject], ofClass: ObjectIdentifier?) {
+        var objects: [NSManagedObject] = []
+        var rowCount = 0
         var lastNumber: Int64 = -1
         // The current rows' entity: separate variables, not an optional tuple, which was copied out
         // (a retain and a release of each part) for every row.
@@ -205,29 +265,7 @@ extension SQLiteStore {
             rowCount += 1
             if rowCount == rowLimit { break }
         }
-        // Reset on the way out (each reset and clear is about 170 instructions).
-        if direct { return .objects(objects, ofClass: mixedClasses ? nil : objectClass) }
-        statement.reset()
-
-        if !residual.isEmpty {
-            objects = objects.filter { object in residual.allSatisfy { Self.evaluate($0, object) } }
-        }
-        if sortInMemory { request.sortInMemory(&objects) }
-        let slice = allInSQL ? ArraySlice(objects) : request.page(objects)
-        switch request.resultType {
-        case .countResultType: return .values([slice.count])
-        case .managedObjectIDResultType: return .values(slice.map(\.objectID))
-        case .dictionaryResultType:
-            return .values(slice.map { object in
-                if object._isFault { object._fireFault() }
-                // Dictionaries hold the store's values, as when the whole fetch runs in SQL.
-                return dictionary(
-                    object._snapshot ?? object._committedSnapshot(), entity: object.entity, request: request)
-            })
-        default:
-            if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
-            return .objects(Array(slice))
-        }
+        return (objects, mixedClasses ? nil : objectClass)
     }
 
     /// The statement of a planned fetch: the plan's own when it has one (no shape to hash), else
