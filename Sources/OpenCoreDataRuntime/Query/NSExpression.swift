@@ -72,7 +72,7 @@ open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     package let _constantType: ObjectIdentifier?
 
     package init(_node node: Node) {
-        // One switch sets all three: each further match of `node` copied it (about 300 instructions).
+        // One switch sets all three: a match of `node` for each copied it (about 200 instructions).
         var plainKeyPath: String?
         var constantType: ObjectIdentifier?
         switch node {

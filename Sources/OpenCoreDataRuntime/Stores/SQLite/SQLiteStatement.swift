@@ -29,7 +29,7 @@ final class SQLiteStatement {
     /// Whether the statement has been stepped since its last reset, and whether a parameter has
     /// been bound since bindings were last cleared: ``reset()`` calls SQLite only for what needs
     /// undoing. A cached statement is reset when its fetch ends and again when the next one takes
-    /// it; the second reset, and clearing bindings that were cleared already, cost about 200
+    /// it; the second reset, and clearing bindings that were cleared already, cost about 80
     /// instructions a fetch (callgrind case 4).
     @exclusivity(unchecked) private var needsReset = false
     @exclusivity(unchecked) private var hasBindings = false

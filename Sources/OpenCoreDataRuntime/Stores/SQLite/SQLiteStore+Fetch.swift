@@ -35,7 +35,8 @@ extension SQLiteStore {
         // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows.
         // A plan is kept only when the whole fetch runs in SQL, so its limit and offset do too. The
         // general path below copied the plan's SQL parts and the sorts, and set up what only a
-        // statement still to prepare or an in-memory step needs: about 40 retains and releases.
+        // statement still to prepare or an in-memory step needs (about 260 instructions a lookup,
+        // callgrind case 4).
         if let plan, let prepared = plan.statement, var bindings = planBindings, !keysOnly,
             request.resultType == .managedObjectResultType
         {
