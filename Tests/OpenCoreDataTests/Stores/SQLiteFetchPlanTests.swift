@@ -72,10 +72,11 @@ struct SQLiteFetchPlanTests {
         ("department.name == %@", [["Sales"], ["Labs"], ["Nobody"]]),
         ("department.employees.@count == %d", [[2], [3], [0]]),
         ("ANY department.employees.name == %@", [["Ann"], ["Bob"]]),
+        ("name == %@ OR (age > %d AND age < %d)", [["Ann", 40, 60], ["Zoë", 20, 26], ["x", 0, 100]]),
         ]
     }
 
-    @Test(arguments: 0..<13)
+    @Test(arguments: 0..<14)
     func instancesAgreeWithMemory(index: Int) throws {
         let (format, argumentSets) = Self.cases[index]
         let (store, context, _) = try Self.seeded()
@@ -209,5 +210,20 @@ struct SQLiteNestedFetchTests {
         let names = try reader.performAndWait { try reader.fetch(request("zz")).map { $0.value(forKey: "name") as! String } }
         #expect(names == ["a", "b", "c", "d"])
         #expect(!nestedCounts.isEmpty && nestedCounts.allSatisfy { $0 == 4 }, "\(nestedCounts)")
+    }
+}
+
+/// A template instance's slots: one or two kept inline, more in an array; each reads back in order.
+@Suite struct TemplateSlotsTests {
+    @Test(arguments: 0...4)
+    func slotsReadBackInOrder(count: Int) {
+        let expressions = (0..<count).map { NSExpression(forConstantValue: $0) }
+        let slots = TemplateSlots(expressions)
+        #expect(slots.count == count)
+        #expect(slots.map(ObjectIdentifier.init) == expressions.map(ObjectIdentifier.init))
+        if count >= 1 {
+            let inline = TemplateSlots(expressions[0], count >= 2 ? expressions[1] : nil)
+            #expect(Array(inline).map(ObjectIdentifier.init) == expressions.prefix(2).map(ObjectIdentifier.init))
+        }
     }
 }

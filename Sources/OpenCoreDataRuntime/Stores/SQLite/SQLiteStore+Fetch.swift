@@ -41,7 +41,7 @@ extension SQLiteStore {
             request.resultType == .managedObjectResultType
         {
             planBindings = nil  // `bindings` is then the array's only owner
-            assert(planMatchesCompiler(plan, request, mapping: mapping, slots: origin?.slots ?? [], bindings: bindings))
+            assert(planMatchesCompiler(plan, request, mapping: mapping, origin: origin, bindings: bindings))
             if plan.request.limited {
                 bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
                 bindings.append(.integer(Int64(request.fetchOffset)))
@@ -68,9 +68,9 @@ extension SQLiteStore {
             order = plan.order
             bindings = planBindings ?? []
             planBindings = nil  // `bindings` is then the array's only owner
-            assert(planMatchesCompiler(plan, request, mapping: mapping, slots: origin?.slots ?? [], bindings: bindings))
+            assert(planMatchesCompiler(plan, request, mapping: mapping, origin: origin, bindings: bindings))
         } else {
-            let compiled = compiledConditions(request, mapping: mapping, slots: origin?.slots ?? [])
+            let compiled = compiledConditions(request, mapping: mapping, slots: origin.map { Array($0.slots) } ?? [])
             (conditions, residual, order) = (compiled.conditions, compiled.residual, compiled.order)
             joins = compiled.query.joins
             bindings = compiled.query.bindings
@@ -194,9 +194,9 @@ extension SQLiteStore {
     /// Whether `plan` has what the compiler makes of `request` now (debug builds check each use).
     private func planMatchesCompiler(
         _ plan: FetchPlan, _ request: NSFetchRequest<any NSFetchRequestResult>, mapping: SQLiteSchema.EntityMapping,
-        slots: [NSExpression], bindings: [SQLiteValue]
+        origin: PredicateTemplateOrigin?, bindings: [SQLiteValue]
     ) -> Bool {
-        let fresh = compiledConditions(request, mapping: mapping, slots: slots)
+        let fresh = compiledConditions(request, mapping: mapping, slots: origin.map { Array($0.slots) } ?? [])
         return fresh.conditions == plan.conditions && fresh.query.joins == plan.joins && fresh.order == plan.order
             && fresh.query.bindings == bindings && fresh.residual.isEmpty
     }

@@ -73,7 +73,7 @@ extension SQLiteStore {
 
         /// The bindings for an instance with `slots`, or `nil` if one cannot be made as the first
         /// instance's was (the fetch then compiles from scratch).
-        func bindings(for slots: [NSExpression]) -> [SQLiteValue]? {
+        func bindings(for slots: TemplateSlots) -> [SQLiteValue]? {
             var bindings: [SQLiteValue] = []
             bindings.reserveCapacity(recipe.count + 2)
             for binding in recipe {
@@ -103,7 +103,7 @@ extension SQLiteStore {
 
         /// The kinds of `slots`, or `nil` when one cannot be reused (a collection, whose size
         /// changes the SQL; an expression other than a constant or key path).
-        static func kinds(of slots: [NSExpression]) -> [SlotKind]? {
+        static func kinds(of slots: TemplateSlots) -> [SlotKind]? {
             var kinds: [SlotKind] = []
             kinds.reserveCapacity(slots.count)
             for slot in slots {
@@ -115,7 +115,7 @@ extension SQLiteStore {
 
         /// Whether `slots` have exactly `kinds`, without building an array. A constant of exactly
         /// the expected type (not a string) matches without being read further.
-        static func slots(_ slots: [NSExpression], haveKinds kinds: [SlotKind]) -> Bool {
+        static func slots(_ slots: TemplateSlots, haveKinds kinds: [SlotKind]) -> Bool {
             guard slots.count == kinds.count else { return false }
             for index in slots.indices {
                 // One look at the slot's node for the common kinds: matching a tuple of the kind and
