@@ -140,6 +140,28 @@ struct SQLiteFetchPlanTests {
         }
     }
 
+    /// A planned fetch binds its values straight into the plan's statement; when one cannot be bound
+    /// as the plan's first instance's was (NaN after 25.5), the fetch compiles afresh. Either way the
+    /// store runs one statement per fetch, and the results are right.
+    @Test func aValueThePlanCannotBindRunsOneStatementCompiledAfresh() throws {
+        let (store, context, _) = try Self.seeded()
+        nonisolated(unsafe) var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        try context.performAndWait { () throws in
+            func names(_ minimum: Double) throws -> [String] {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+                request.predicate = NSPredicate(format: "age >= %@", minimum)
+                return try context.fetch(request).map { $0.value(forKey: "name") as! String }.sorted()
+            }
+            #expect(try names(25.5) == ["Ann", "Bob", "Zoe", "ann"])
+            #expect(try names(40.5) == ["Zoe", "ann"])  // the plan's statement
+            #expect(try names(.nan) == [])  // compiled afresh
+            #expect(try names(30) == ["Ann", "Bob", "Zoe", "ann"])
+            #expect(try names(52.0) == ["Zoe"])
+        }
+        #expect(statements.count == 5, "\(statements)")
+    }
+
     @Test func plansAreKeptPerTemplateAndRequestShape() throws {
         let (store, context, _) = try Self.seeded()
         #expect(try Self.plans(store) == 0)

@@ -122,8 +122,10 @@ final class SQLiteConnection {
     /// While it is being stepped (a fetch run from `awakeFromFetch()` inside a fetch of the same
     /// shape), resetting it would end the outer fetch early: the caller gets a statement of the
     /// same SQL of its own, finalized when released.
-    func reuse(_ statement: SQLiteStatement) throws -> SQLiteStatement {
-        statementObserver?(statement.sql)
+    /// `observed: false` leaves telling ``statementObserver`` to the caller (a planned fetch tells
+    /// it once its values are bound, and runs the statement compiled afresh if they cannot be).
+    func reuse(_ statement: SQLiteStatement, observed: Bool = true) throws -> SQLiteStatement {
+        if observed { statementObserver?(statement.sql) }
         if statement.isStepping { return try prepareUncached(statement.sql, finalizesWhenReleased: true) }
         statement.reset()
         return statement

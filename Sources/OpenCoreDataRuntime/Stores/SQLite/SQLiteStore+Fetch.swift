@@ -28,32 +28,36 @@ extension SQLiteStore {
         let found = requestShape.flatMap { shape in
             origin.flatMap { connection.fetchPlans.plan(for: $0, mapping: mapping, shape: shape) }
         }
+
+        // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows,
+        // with the instance's values bound as they are made. A plan is kept only when the whole
+        // fetch runs in SQL, so its limit and offset do too. The general path below copied the
+        // plan's SQL parts and the sorts, and set up what only a statement still to prepare or an
+        // in-memory step needs (about 260 instructions a lookup, callgrind case 4).
+        if let found, let prepared = found.statement, let origin, !keysOnly,
+            request.resultType == .managedObjectResultType
+        {
+            let statement = try connection.reuse(prepared, observed: false)
+            defer { statement.reset() }
+            if let next = found.bind(origin.slots, into: statement) {
+                connection.statementObserver?(statement.sql)
+                assert(
+                    planMatchesCompiler(
+                        found, request, mapping: mapping, origin: origin,
+                        bindings: found.bindings(for: origin.slots) ?? []))
+                if found.request.limited {
+                    statement.bind(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1, next)
+                    statement.bind(Int64(request.fetchOffset), next + 1)
+                }
+                let (objects, objectClass) = try fetchedObjects(
+                    statement, mapping: mapping, connection: connection, asFault: request.returnsObjectsAsFaults,
+                    rowLimit: request.fetchLimit > 0 ? request.fetchLimit : Int.max, context: context)
+                return .objects(objects, ofClass: objectClass)
+            }
+        }
         // `nil` when a value cannot be bound as the plan's first instance was: compile afresh.
         var planBindings = origin.flatMap { origin in found?.bindings(for: origin.slots) }
         let plan = planBindings != nil ? found : nil
-
-        // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows.
-        // A plan is kept only when the whole fetch runs in SQL, so its limit and offset do too. The
-        // general path below copied the plan's SQL parts and the sorts, and set up what only a
-        // statement still to prepare or an in-memory step needs (about 260 instructions a lookup,
-        // callgrind case 4).
-        if let plan, let prepared = plan.statement, var bindings = planBindings, !keysOnly,
-            request.resultType == .managedObjectResultType
-        {
-            planBindings = nil  // `bindings` is then the array's only owner
-            assert(planMatchesCompiler(plan, request, mapping: mapping, origin: origin, bindings: bindings))
-            if plan.request.limited {
-                bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
-                bindings.append(.integer(Int64(request.fetchOffset)))
-            }
-            let statement = try connection.reuse(prepared)
-            defer { statement.reset() }
-            statement.bind(bindings)
-            let (objects, objectClass) = try fetchedObjects(
-                statement, mapping: mapping, connection: connection, asFault: request.returnsObjectsAsFaults,
-                rowLimit: request.fetchLimit > 0 ? request.fetchLimit : Int.max, context: context)
-            return .objects(objects, ofClass: objectClass)
-        }
 
         var conditions: [String] = []
         var joins: [String] = []
