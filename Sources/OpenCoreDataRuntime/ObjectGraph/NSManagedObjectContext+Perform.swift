@@ -16,10 +16,12 @@ extension NSManagedObjectContext {
     package static var _current: NSManagedObjectContext? { current.value }
 
     private func runAsCurrent<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
-        let previous = Self.current.value
         // Reentrant use (a fetch inside a block of the same context): this thread holds the lock
-        // and the registry's event is open already.
-        if previous === self { return try block() }
+        // and the registry's event is open already. Compared unretained: a context has a side
+        // table (objects refer to it weakly), where a retain and its release cost about 110
+        // instructions, once per fetch (callgrind case 4).
+        if Self.current.unretained?.toOpaque() == Unmanaged.passUnretained(self).toOpaque() { return try block() }
+        let previous = Self.current.value
         Self.current.set(self)
         defer { Self.current.set(previous) }
         return try executionLock.withLock { () throws(E) -> T in
