@@ -106,6 +106,7 @@ import class OpenCoreDataRuntime.NSSortDescriptor
         #expect(NSExpression(forConstantValue: 2.5)._constantType == ObjectIdentifier(Double.self))
         #expect(NSExpression(forConstantValue: nil)._constantType == nil)
         #expect(NSExpression(forKeyPath: "a")._constantType == nil)
-        #expect(NSExpression(format: "count(xs)")._constantType == nil && NSExpression(format: "count(xs)")._plainKeyPath == nil)
+        let function = NSExpression(format: "count(xs)")
+        #expect(function._constantType == nil && function._plainKeyPath == nil)
     }
 }

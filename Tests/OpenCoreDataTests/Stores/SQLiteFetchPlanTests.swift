@@ -116,7 +116,9 @@ struct SQLiteFetchPlanTests {
             func fetch(_ minimum: Int, limit: Int, offset: Int, faults: Bool) throws -> [NSManagedObject] {
                 let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
                 request.predicate = NSPredicate(format: "age >= %d", minimum)
-                request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true), NSSortDescriptor(key: "name", ascending: true)]
+                request.sortDescriptors = [
+                    NSSortDescriptor(key: "age", ascending: true), NSSortDescriptor(key: "name", ascending: true),
+                ]
                 request.fetchLimit = limit
                 request.fetchOffset = offset
                 request.returnsObjectsAsFaults = faults
