@@ -180,10 +180,11 @@ struct ObjectAllocationSizeTests {
         ])
         let model = NSManagedObjectModel()
         model.entities = [entity]
-        // The smallest of several: malloc may serve one request from a larger free chunk (so the
-        // usable size of one allocation depends on what the process freed before), but not all of
-        // them, while a larger object makes every allocation larger.
-        let objects = (0..<16).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+        // The smallest of many: malloc serves a request from a larger free chunk when one leaves too
+        // little to split off, so one allocation's usable size depends on what the process (its other
+        // tests, running in parallel) freed before. Sixteen were all served so once in CI; a thousand
+        // use up such chunks, while a larger object makes every allocation larger.
+        let objects = (0..<1024).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
         for object in objects { object.setValue(Int64(1), forKey: "id") }  // values of its own
         // 120 usable bytes: a 128-byte chunk. One more stored word moves every object to 144.
         #expect(try objects.map(usableSize).min()! <= 120)
