@@ -147,20 +147,22 @@ extension NSManagedObjectContext {
     package func prepared<T>(_ request: NSFetchRequest<T>) throws -> NSFetchRequest<any NSFetchRequestResult> {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let model = coordinator.managedObjectModel
-        let requested = request.entity
-        let named = requested == nil  // found by `entityName`, which is then the entity's name
-        guard let entity = requested.flatMap({ e in e.name.flatMap(model._entity(named:)) }) ?? request.entityName.flatMap(model._entity(named:)) else {
-            throw OpenCoreDataError(.coreDataError, "the model has no entity named \(request.entityName ?? "nil")", entityName: request.entityName)
-        }
-        if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
-        try request.predicate?._ocdValidate(for: entity)
-        if let sorts = request.sortDescriptors { for sort in sorts { try sort._ocdValidate(for: entity) } }
         // Always a fresh copy, made directly: the stores see the resolved entity without it being set
         // on the caller's request, and no cast to the erased type is needed (`erased()`'s cast, and
         // the entity setter's second look at the name, were about 500 instructions a fetch,
-        // callgrind case 4).
+        // callgrind case 4). Made first, and read through its stored settings: what a subclass's
+        // getters return is what the stores see, and each getter call retained and released.
         let copy = NSFetchRequest<any NSFetchRequestResult>()
         copy.copySettings(from: request)
+        let requested = copy._settings.entity
+        let named = requested == nil  // found by `entityName`, which is then the entity's name
+        guard let entity = requested.flatMap({ e in e.name.flatMap(model._entity(named:)) }) ?? copy._settings.entityName.flatMap(model._entity(named:)) else {
+            let name = copy._settings.entityName
+            throw OpenCoreDataError(.coreDataError, "the model has no entity named \(name ?? "nil")", entityName: name)
+        }
+        if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
+        try copy._settings.predicate?._ocdValidate(for: entity)
+        if let sorts = copy._settings.sortDescriptors { for sort in sorts { try sort._ocdValidate(for: entity) } }
         copy._setResolvedEntity(entity, byEntityName: named)
         try FetchDictionaryResults.validate(copy, entity: entity)
         return copy
