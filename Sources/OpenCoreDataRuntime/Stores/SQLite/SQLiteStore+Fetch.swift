@@ -16,45 +16,35 @@ extension SQLiteStore {
         }
         if FetchDictionaryResults.applies(to: request) { return .values(try executeDictionaryFetch(request, context: context)) }
         let connection = try db()
-        let table = mapping.table
         // IDs, and objects without property values (faults that load when first used), need only keys.
         let keysOnly =
             request.resultType == .managedObjectIDResultType
             || (request.resultType == .managedObjectResultType && !request.includesPropertyValues)
 
         // An instance of a format template fetched before in the same way: its plan has the SQL.
-        let origin = request.resultType == .countResultType ? nil : request.predicate?._templateOrigin
-        let requestShape = origin != nil ? RequestShape(request, keysOnly: keysOnly) : nil
+        // The predicate is held for the fetch, and its origin (set once, before the predicate was
+        // returned to its creator) read through it unretained.
+        let predicate = request.resultType == .countResultType ? nil : request.predicate
+        defer { withExtendedLifetime(predicate) {} }
+        let originRef = predicate.flatMap { predicate in predicate._templateOrigin.map(Unmanaged.passUnretained) }
+        let requestShape = originRef != nil ? RequestShape(request, keysOnly: keysOnly) : nil
         let found = requestShape.flatMap { shape in
-            origin.flatMap { connection.fetchPlans.plan(for: $0, mapping: mapping, shape: shape) }
-        }
-
-        // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows,
-        // with the instance's values bound as they are made. A plan is kept only when the whole
-        // fetch runs in SQL, so its limit and offset do too. The general path below copied the
-        // plan's SQL parts and the sorts, and set up what only a statement still to prepare or an
-        // in-memory step needs (about 260 instructions a lookup, callgrind case 4).
-        if let found, let prepared = found.statement, let origin, !keysOnly,
-            request.resultType == .managedObjectResultType
-        {
-            let statement = try connection.reuse(prepared, observed: false)
-            defer { statement.reset() }
-            if let next = found.bind(origin.slots, into: statement) {
-                connection.statementObserver?(statement.sql)
-                assert(
-                    planMatchesCompiler(
-                        found, request, mapping: mapping, origin: origin,
-                        bindings: found.bindings(for: origin.slots) ?? []))
-                if found.request.limited {
-                    statement.bind(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1, next)
-                    statement.bind(Int64(request.fetchOffset), next + 1)
-                }
-                let (objects, objectClass) = try fetchedObjects(
-                    statement, mapping: mapping, connection: connection, asFault: request.returnsObjectsAsFaults,
-                    rowLimit: request.fetchLimit > 0 ? request.fetchLimit : Int.max, context: context)
-                return .objects(objects, ofClass: objectClass)
+            originRef.flatMap { ref in
+                ref._withUnsafeGuaranteedRef { connection.fetchPlans.plan(for: $0, mapping: mapping, shape: shape) }
             }
         }
+
+        // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows.
+        if let found, let originRef, !keysOnly, request.resultType == .managedObjectResultType,
+            let objects = try originRef._withUnsafeGuaranteedRef({ origin in
+                try plannedObjects(
+                    found, origin: origin, request: request, mapping: mapping, connection: connection, context: context)
+            })
+        {
+            return objects
+        }
+        let origin = originRef?.takeUnretainedValue()
+        let table = mapping.table  // read here, not before the planned path, which does not use it
         // `nil` when a value cannot be bound as the plan's first instance was: compile afresh.
         var planBindings = origin.flatMap { origin in found?.bindings(for: origin.slots) }
         let plan = planBindings != nil ? found : nil
@@ -203,6 +193,36 @@ extension SQLiteStore {
         let fresh = compiledConditions(request, mapping: mapping, slots: origin.map { Array($0.slots) } ?? [])
         return fresh.conditions == plan.conditions && fresh.query.joins == plan.joins && fresh.order == plan.order
             && fresh.query.bindings == bindings && fresh.residual.isEmpty
+    }
+
+    /// The objects of a fetch by `plan`, whose statement is prepared, with the instance's values
+    /// bound as they are made; `nil` when the plan has no statement or a value cannot be bound as
+    /// its first instance's was (the caller compiles afresh). A plan is kept only when the whole
+    /// fetch runs in SQL, so its limit and offset do too. The general path copied the plan's SQL
+    /// parts and the sorts, and set up what only a statement still to prepare or an in-memory step
+    /// needs (about 260 instructions a lookup, callgrind case 4). Its own function, taking what it
+    /// uses borrowed: in `executeFetch`, the plan, its statement and the origin were retained for
+    /// the optional bindings and released after (about 180 instructions a lookup).
+    private func plannedObjects(
+        _ plan: FetchPlan, origin: PredicateTemplateOrigin, request: NSFetchRequest<any NSFetchRequestResult>,
+        mapping: SQLiteSchema.EntityMapping, connection: SQLiteConnection, context: NSManagedObjectContext
+    ) throws -> FetchResults? {
+        guard let prepared = plan.statement else { return nil }
+        let statement = try connection.reuse(prepared, observed: false)
+        defer { statement.reset() }
+        guard let next = plan.bind(origin.slots, into: statement) else { return nil }
+        connection.statementObserver?(statement.sql)
+        assert(
+            planMatchesCompiler(
+                plan, request, mapping: mapping, origin: origin, bindings: plan.bindings(for: origin.slots) ?? []))
+        if plan.request.limited {
+            statement.bind(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1, next)
+            statement.bind(Int64(request.fetchOffset), next + 1)
+        }
+        let (objects, objectClass) = try fetchedObjects(
+            statement, mapping: mapping, connection: connection, asFault: request.returnsObjectsAsFaults,
+            rowLimit: request.fetchLimit > 0 ? request.fetchLimit : Int.max, context: context)
+        return .objects(objects, ofClass: objectClass)
     }
 
     /// The objects of the rows `statement` steps through, at most `rowLimit` of them, registered in

@@ -222,7 +222,9 @@ extension SQLiteStore {
 
         /// `nil` when a sort descriptor has a comparator or no key (it is sorted in memory, and such
         /// fetches are not planned).
-        init?(_ request: NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool) {
+        /// The request is borrowed: an initializer's parameters are otherwise taken owned, a retain
+        /// and a release a fetch.
+        init?(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool) {
             includesSubentities = request.includesSubentities
             limited = request.fetchLimit > 0 || request.fetchOffset > 0
             self.keysOnly = keysOnly
