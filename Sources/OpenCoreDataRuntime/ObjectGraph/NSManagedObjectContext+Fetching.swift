@@ -161,7 +161,10 @@ extension NSManagedObjectContext {
             throw OpenCoreDataError(.coreDataError, "the model has no entity named \(name ?? "nil")", entityName: name)
         }
         if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
-        try copy._settings.predicate?._ocdValidate(for: entity)
+        // Borrowed from the copy, which holds it: read out as a value, it was retained and released.
+        if let predicate = copy._settings.predicate.map(Unmanaged.passUnretained) {
+            try predicate._withUnsafeGuaranteedRef { try $0._ocdValidate(for: entity) }
+        }
         if let sorts = copy._settings.sortDescriptors { for sort in sorts { try sort._ocdValidate(for: entity) } }
         copy._setResolvedEntity(entity, byEntityName: named)
         try FetchDictionaryResults.validate(copy, entity: entity)

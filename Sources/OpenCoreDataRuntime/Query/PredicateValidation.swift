@@ -10,7 +10,12 @@ extension NSPredicate {
     /// operators after the first step, `SELF` and key paths on variables bound outside the predicate
     /// are not checked.
     package func _ocdValidate(for entity: NSEntityDescription) throws {
-        if let origin = _templateOrigin, origin.isValidated(for: entity) { return }
+        // The origin read unretained: the predicate holds it, set once before it was returned.
+        if let origin = _templateOrigin.map(Unmanaged.passUnretained),
+            origin._withUnsafeGuaranteedRef({ $0.isValidated(for: entity) })
+        {
+            return
+        }
         try _ocdCheckValid()
         try PredicateValidator(entity: entity).check(self, scope: [:])
         _templateOrigin?.noteValidated(for: entity)
