@@ -24,6 +24,29 @@ struct SQLiteStatementCacheTests {
         }
     }
 
+    /// `prepare(_:)` tries the statement it gave last before its cache: texts asked for in turns,
+    /// equal texts made separately, texts of one length, and a cache that started over each give
+    /// the statement of their own SQL, which runs as that SQL.
+    @Test func theLastStatementIsGivenOnlyForItsOwnText() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let connection = try #require(try sqliteStore(store.coordinator).connection)
+        let texts = ["SELECT 1", "SELECT 2", "SELECT 1", "SELECT 1", "SELECT 22", "SELECT " + String(2)]
+        for text in texts {
+            let statement = try connection.prepare(text)
+            #expect(statement.sql == text)
+            #expect(try statement.step() && statement.int64(0) == Int64(text.dropFirst(7))!)
+            statement.reset()
+        }
+        let first = try connection.prepare("SELECT 3")
+        first.reset()
+        #expect(try connection.prepare("SELECT 3") === first)  // the same statement, not another
+        for n in 0...SQLiteConnection.statementCacheLimit { try connection.prepare("SELECT \(n + 100)").reset() }
+        let again = try connection.prepare("SELECT 3")
+        #expect(again.sql == "SELECT 3")
+        #expect(try again.step() && again.int64(0) == 3)
+        again.reset()
+    }
+
     /// Text parameters are copied into buffers the statement keeps and binds without SQLite
     /// copying them again: one statement reused with strings that grow, shrink, are empty or not
     /// ASCII, in two text parameters at once, writes and matches each exactly.
