@@ -182,9 +182,12 @@ extension NSManagedObjectContext {
 
     package func _fetchWithoutPrefetching(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
-        let entity = request.entity!
-        let merging = request.includesPendingChanges && request.resultType != .dictionaryResultType && hasPendingChanges(for: entity)
+        // With nothing unsaved (most fetches) the entity is not read: a call and a retain.
+        let merging =
+            hasUnsavedObjects && request.includesPendingChanges && request.resultType != .dictionaryResultType
+            && hasPendingChanges(for: request.entity!)
         guard merging else { return try coordinator._executeFetch(request, with: self) }
+        let entity = request.entity!
 
         // Fetch without limits, merge unsaved changes in memory, then sort and limit.
         let wantsIDs = request.resultType == .managedObjectIDResultType || request.resultType == .countResultType
@@ -216,8 +219,11 @@ extension NSManagedObjectContext {
     }
 
     /// Whether unsaved changes could change the results of a fetch for `entity`.
+    /// Whether any object is inserted, deleted or changed and not saved.
+    private var hasUnsavedObjects: Bool { !(inserted.isEmpty && deleted.isEmpty && changed.isEmpty) }
+
     package func hasPendingChanges(for entity: NSEntityDescription) -> Bool {
-        if inserted.isEmpty, deleted.isEmpty, changed.isEmpty { return false }  // most fetches: no closures, no scans
+        if !hasUnsavedObjects { return false }  // most fetches: no closures, no scans
         let root = entity.rootEntity
         let touches = { (object: NSManagedObject) in object.entity.rootEntity === root }
         return inserted.values.contains(where: touches) || deleted.values.contains(where: touches)
