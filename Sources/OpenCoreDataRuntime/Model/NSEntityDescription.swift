@@ -184,6 +184,15 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         }
     }
 
+    /// ``layout`` lent to `body` without a retain: the entity keeps it (once a fetch's layout was
+    /// read only to note the fetched class, a retain and a release a fetch).
+    @inline(__always)
+    package func withLayout<R>(_ body: (EntityLayout) throws -> R) rethrows -> R {
+        let bits = layoutBits.load(ordering: .acquiring)
+        guard bits != 0 else { return try body(layout) }
+        return try Unmanaged<EntityLayout>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef(body)
+    }
+
     /// Drops the entity's layouts (its model is going): objects that hold one keep the entity
     /// alive through it; without objects, the entity and its layouts go.
     package func _releaseLayouts() {

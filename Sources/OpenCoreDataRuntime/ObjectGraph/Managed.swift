@@ -115,7 +115,7 @@ extension NSManagedObjectContext {
             reportMisuse("insertObject(): the context's model has no entity named \(A.entityName)")
             return A(entity: NSEntityDescription(name: A.entityName), insertInto: nil)
         }
-        entity.layout.noteClass(A.self)
+        entity.withLayout { $0.noteClass(A.self) }
         return A(entity: entity, insertInto: self)
     }
 }

@@ -160,7 +160,7 @@ extension NSManagedObjectContext {
             let name = copy._settings.entityName
             throw OpenCoreDataError(.coreDataError, "the model has no entity named \(name ?? "nil")", entityName: name)
         }
-        if let cls = T.self as? NSManagedObject.Type { entity.layout.noteClass(cls) }
+        if let cls = T.self as? NSManagedObject.Type { entity.withLayout { $0.noteClass(cls) } }
         // Borrowed from the copy, which holds it: read out as a value, it was retained and released.
         if let predicate = copy._settings.predicate.map(Unmanaged.passUnretained) {
             try predicate._withUnsafeGuaranteedRef { try $0._ocdValidate(for: entity) }
