@@ -190,7 +190,8 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     package func withLayout<R>(_ body: (EntityLayout) throws -> R) rethrows -> R {
         let bits = layoutBits.load(ordering: .acquiring)
         guard bits != 0 else { return try body(layout) }
-        return try Unmanaged<EntityLayout>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef(body)
+        let layout = Unmanaged<EntityLayout>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        return try layout._withUnsafeGuaranteedRef(body)
     }
 
     /// Drops the entity's layouts (its model is going): objects that hold one keep the entity

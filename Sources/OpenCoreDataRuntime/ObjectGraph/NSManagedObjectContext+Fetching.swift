@@ -156,9 +156,13 @@ extension NSManagedObjectContext {
         copy.copySettings(from: request)
         let requested = copy._settings.entity
         let named = requested == nil  // found by `entityName`, which is then the entity's name
-        guard let entity = requested.flatMap({ e in e.name.flatMap(model._entity(named:)) }) ?? copy._settings.entityName.flatMap(model._entity(named:)) else {
-            let name = copy._settings.entityName
-            throw OpenCoreDataError(.coreDataError, "the model has no entity named \(name ?? "nil")", entityName: name)
+        let entityName = copy._settings.entityName
+        guard
+            let entity = requested.flatMap({ e in e.name.flatMap(model._entity(named:)) })
+                ?? entityName.flatMap(model._entity(named:))
+        else {
+            throw OpenCoreDataError(
+                .coreDataError, "the model has no entity named \(entityName ?? "nil")", entityName: entityName)
         }
         if let cls = T.self as? NSManagedObject.Type { entity.withLayout { $0.noteClass(cls) } }
         // Borrowed from the copy, which holds it: read out as a value, it was retained and released.
@@ -218,10 +222,10 @@ extension NSManagedObjectContext {
         return .objects(Array(slice))
     }
 
-    /// Whether unsaved changes could change the results of a fetch for `entity`.
     /// Whether any object is inserted, deleted or changed and not saved.
     private var hasUnsavedObjects: Bool { !(inserted.isEmpty && deleted.isEmpty && changed.isEmpty) }
 
+    /// Whether unsaved changes could change the results of a fetch for `entity`.
     package func hasPendingChanges(for entity: NSEntityDescription) -> Bool {
         if !hasUnsavedObjects { return false }  // most fetches: no closures, no scans
         let root = entity.rootEntity
