@@ -80,6 +80,10 @@ open class NSManagedObject: NSObject {
     ///
     /// Related Core Data documentation: [init(entity:insertInto:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/init(entity:insertinto:))
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        // `entity` stays owned. Borrowed, it would save a retain and a release for every fetched
+        // row, but Swift 6.3.1 over-releases the argument when a subclass overrides this required
+        // initializer with an owned parameter (as apps write it) and it is called through the
+        // class's metatype, as faults are made: a use after free (reproduced in a small program).
         _layout = entity.layout
         // A fault being made for a fetched row gets its row's identity here (see `makeFault`) instead
         // of a temporary ID that would be replaced at once.
