@@ -162,6 +162,8 @@ extension SQLiteStore {
             rowLimit: rowLimit, context: context)
         if allInSQL && request.resultType == .managedObjectResultType { return .objects(fetched, ofClass: objectClass) }
         var objects = fetched
+        // Freed before the in-memory steps, which can fire faults and fetch again (the deferred
+        // reset then has nothing to undo).
         statement.reset()
 
         if !residual.isEmpty {
