@@ -90,6 +90,25 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         read(storage(at: address), slot) { $0.isEmpty(slot) } ?? false
     }
 
+    /// What a slot holds, as validation at save sorts it.
+    package enum SlotContent {
+        /// `nil`.
+        case none
+        /// A value in the slot's typed field: exactly of its attribute's canonical type.
+        case typed
+        /// Anything else: an `Any`, a value kept on the side, or no such slot.
+        case other
+    }
+
+    /// What slot `slot` of the values at `address` holds, read in place as ``exactly(at:_:as:)``
+    /// reads.
+    @inline(__always)
+    package static func content(at address: UnsafePointer<RowValues>, _ slot: Int) -> SlotContent {
+        read(storage(at: address), slot) { storage -> SlotContent? in
+            storage.isEmpty(slot) ? SlotContent.none : storage.holdsTypedField(slot) ? .typed : .other
+        } ?? .other
+    }
+
     /// The storage of the values at `address`, unretained: the one stored property is the storage
     /// reference, and its bits are loaded as a pointer.
     @inline(__always)
@@ -295,6 +314,10 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
 
     @inline(__always)
     func isEmpty(_ slot: Int) -> Bool { state(slot) == State.empty.rawValue }
+
+    /// Whether slot `slot`'s value is in its typed field (not an `Any`, not on the side).
+    @inline(__always)
+    func holdsTypedField(_ slot: Int) -> Bool { state(slot) == State.inField.rawValue && kind(slot) != .any }
 
     @inline(__always)
     private func setState(_ slot: Int, _ state: State) {

@@ -407,6 +407,61 @@ struct ValidationTests {
         }
     }
 
+    /// A class that keeps the default `validateValue(_:forKey:)` has its plain attributes checked
+    /// where they lie; one that overrides it, itself or through an ancestor, still sees every
+    /// property at save, as Apple's `validateForUpdate()` documents ("validates each property").
+    class Auditor: NSManagedObject {
+        var audited: [String] = []
+        override func validateValue(_ value: inout Any?, forKey key: String) throws {
+            audited.append(key)
+            try super.validateValue(&value, forKey: key)
+        }
+    }
+
+    final class InheritingAuditor: Auditor {}
+
+    final class Plain: NSManagedObject {}
+
+    @Test func anInheritedOverrideOfValidateValueStillSeesEveryProperty() throws {
+        #expect(!NSManagedObject._overridesValidateValue(NSManagedObject.self))
+        #expect(!NSManagedObject._overridesValidateValue(Plain.self))
+        #expect(NSManagedObject._overridesValidateValue(Auditor.self))
+        #expect(NSManagedObject._overridesValidateValue(InheritingAuditor.self))
+
+        func model(_ cls: NSManagedObject.Type) -> NSManagedObjectModel {
+            let entity = NSEntityDescription(name: "Dial", properties: [
+                NSAttributeDescription(name: "name", type: .stringAttributeType, isOptional: false),
+                NSAttributeDescription(name: "level", type: .integer16AttributeType),
+                NSAttributeDescription(name: "note", type: .stringAttributeType),
+            ])
+            entity.managedObjectClassName = String(reflecting: cls)
+            let model = NSManagedObjectModel()
+            model.entities = [entity]
+            return model
+        }
+        let store = try TestStore(NSInMemoryStoreType, model: model(InheritingAuditor.self))
+        let context = store.newContext()
+        let dial = InheritingAuditor(context: context)
+        dial.setValue("Dial", forKey: "name")
+        dial.setValue(Int16(7), forKey: "level")
+        try context.save()
+        #expect(dial.audited.sorted() == ["level", "name", "note"])
+
+        // Checked in place, the default's verdicts stand: a required attribute left nil fails, a
+        // value of another type (kept as it was set) is converted and passes.
+        let plainStore = try TestStore(NSInMemoryStoreType, model: model(Plain.self))
+        let plainContext = plainStore.newContext()
+        let plain = Plain(context: plainContext)
+        plain.setValue(7, forKey: "level")
+        #expect {
+            try plainContext.save()
+        } throws: { error in
+            (error as? OpenCoreDataError)?.code == .validationMissingMandatoryProperty
+        }
+        plain.setValue("Dial", forKey: "name")
+        try plainContext.save()
+    }
+
     /// Validation hands each property's value to `validateValue(_:forKey:)` in one reused box. An
     /// override may replace the value with anything (Apple's `validate<Key>` may coerce it); what it
     /// puts there is released once that property is done, and the next property starts from its own
