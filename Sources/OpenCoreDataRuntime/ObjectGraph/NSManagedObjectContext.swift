@@ -84,6 +84,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) package var _pendingDeletes: [(object: NSManagedObject, neverSaved: Bool)] = []
     /// Whether `_pendingDeletes` is being worked through (a delete made meanwhile joins the list).
     @exclusivity(unchecked) package var _isPropagatingDeletes = false
+    /// The last fetch's request copy, emptied, for the next fetch to fill (see ``prepared(_:)``);
+    /// used inside `performAndWait` only.
+    @exclusivity(unchecked) package var _spareFetchRequest: NSFetchRequest<any NSFetchRequestResult>?
     /// Strong references kept when `retainsRegisteredObjects` is on.
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
     /// The values of fetched properties read so far (see `NSManagedObject+FetchedProperties.swift`).

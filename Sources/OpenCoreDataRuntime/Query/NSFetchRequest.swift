@@ -205,6 +205,14 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         if let name = entity.name, name != entityName { entityName = name }
     }
 
+    /// Empties a context's copy for its next fetch: every setting back to its default, the
+    /// affected stores and the store's hint cleared.
+    package final func _clearForReuse() {
+        _settings = FetchRequestSettings()
+        affectedStores = nil
+        _wantsObjectReferences = false
+    }
+
     /// Whether `request` is an instance of `NSFetchRequest` itself, not of a subclass: its class's
     /// superclass is ``NSPersistentStoreRequest``. (`type(of: request) == NSFetchRequest<Other>.self`
     /// looked the generic class's metadata up at run time, about 350 instructions a fetch.)

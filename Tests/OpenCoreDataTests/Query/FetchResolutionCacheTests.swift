@@ -77,6 +77,31 @@ import Testing
         }
     }
 
+    /// A context keeps its last fetch's request copy for the next fetch, emptied: it keeps nothing
+    /// of that fetch alive, and the next fetch sees only its own settings.
+    @Test func theReusedRequestCopyKeepsNothingOfTheLastFetch() throws {
+        try Self.withAnnAndBob { (context: NSManagedObjectContext) throws in
+            weak var predicate: NSPredicate?
+            weak var sort: NSSortDescriptor?
+            do {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+                let made = NSPredicate(format: "age > %d", 35)
+                let byName = NSSortDescriptor(key: "name", ascending: false)
+                (predicate, sort) = (made, byName)
+                request.predicate = made
+                request.sortDescriptors = [byName]
+                request.fetchLimit = 1
+                #expect(Self.names(try context.fetch(request)) == ["Bob"])
+            }
+            #expect(predicate == nil && sort == nil, "the context kept the last fetch's settings alive")
+            let all = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            #expect(Self.names(try context.fetch(all)) == ["Ann", "Bob"])
+            let subclassed = OverFortyRequest(entityName: "Employee")
+            #expect(Self.names(try context.fetch(subclassed)) == ["Bob"])
+            #expect(Self.names(try context.fetch(all)) == ["Ann", "Bob"])
+        }
+    }
+
     /// Two models with an entity of the same name: each context resolves its own model's.
     @Test func eachModelResolvesItsOwnEntity() throws {
         func model(_ attribute: String) -> NSManagedObjectModel {
