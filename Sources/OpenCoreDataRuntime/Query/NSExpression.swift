@@ -70,8 +70,14 @@ open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
     package let _plainKeyPath: String?
     /// The dynamic type of a non-nil constant's value, kept apart from the node for the same reason.
     package let _constantType: ObjectIdentifier?
+    /// The value of a constant `Int` made from a format's `%d` or `%lld` argument, kept apart for
+    /// the same reason: a planned fetch binds it without boxing it (``SQLiteStore/FetchPlan``).
+    /// `nil` for other expressions, and for constants made otherwise (reading the value back out
+    /// of the node cost more than the binding saved).
+    package let _constantInteger: Int64?
 
-    package init(_node node: Node) {
+    /// `integer`: the value of `node`, a constant `Int` (see ``_constantInteger``).
+    package init(_node node: Node, integer: Int? = nil) {
         // One switch sets all three: a match of `node` for each copied it (about 200 instructions).
         var plainKeyPath: String?
         var constantType: ObjectIdentifier?
@@ -96,6 +102,7 @@ open class NSExpression: NSObject, NSCopying, @unchecked Sendable {
         _node = node
         _plainKeyPath = plainKeyPath
         _constantType = constantType
+        _constantInteger = integer.map(Int64.init)
         super.init()
     }
 

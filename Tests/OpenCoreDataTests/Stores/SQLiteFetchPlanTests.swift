@@ -73,10 +73,13 @@ struct SQLiteFetchPlanTests {
         ("department.employees.@count == %d", [[2], [3], [0]]),
         ("ANY department.employees.name == %@", [["Ann"], ["Bob"]]),
         ("name == %@ OR (age > %d AND age < %d)", [["Ann", 40, 60], ["Zoë", 20, 26], ["x", 0, 100]]),
+        // Integers bound as they are (read without boxing): 2^32 + 30 does not wrap to an Int32's
+        // 30, and 2 is no Boolean's true.
+        ("%K == %d", [["age", 30], ["age", 4_294_967_326], ["active", 1], ["active", 2], ["age", Int64(41)], ["active", 0]]),
         ]
     }
 
-    @Test(arguments: 0..<14)
+    @Test(arguments: 0..<15)
     func instancesAgreeWithMemory(index: Int) throws {
         let (format, argumentSets) = Self.cases[index]
         let (store, context, _) = try Self.seeded()
@@ -85,6 +88,24 @@ struct SQLiteFetchPlanTests {
             let predicate = NSPredicate(format: format, argumentArray: argumentSet)
             let (fetched, expected) = try Self.results(predicate, in: context)
             #expect(fetched == expected, "\(format) with \(argumentSet)")
+        }
+        _ = store
+    }
+
+    /// The variadic form's integers (read in place, another way into the template) bind as the
+    /// `argumentArray:` form's do.
+    @Test func variadicIntegersBindAsNumbers() throws {
+        let (store, context, _) = try Self.seeded()
+        for _ in 0..<2 {
+            let predicates = [
+                NSPredicate(format: "%K == %d", "age", 30), NSPredicate(format: "%K == %d", "age", 4_294_967_326),
+                NSPredicate(format: "%K == %lld", "age", Int64(41)), NSPredicate(format: "%K == %lld", "active", Int64(2)),
+                NSPredicate(format: "%K == %d", "active", 1),
+            ]
+            for predicate in predicates {
+                let (fetched, expected) = try Self.results(predicate, in: context)
+                #expect(fetched == expected, "\(predicate.predicateFormat)")
+            }
         }
         _ = store
     }

@@ -90,11 +90,31 @@ extension SQLiteStore {
         func bind(_ slots: TemplateSlots, into statement: SQLiteStatement) -> Int32? {
             var index: Int32 = 1
             for binding in recipe {
+                // An integer constant compared with an integer or Boolean column is bound as the
+                // number itself (as `SQLiteQuery.sqlValue` binds it), read without boxing: about 390
+                // instructions a lookup (callgrind case 4).
+                if case .slot(let slot, .value(let type)) = binding, Self.bindsNumbers(type), slot < slots.count,
+                    let integer = slots[slot]._constantInteger
+                {
+                    statement.bind(integer, index)
+                    index += 1
+                    continue
+                }
                 guard let value = value(of: binding, slots) else { return nil }
                 statement.bind(value, index)
                 index += 1
             }
             return index
+        }
+
+        /// Whether a number compared with a column of `type` is bound as it is (integral values as
+        /// integers): integer and Boolean columns (see `SQLiteQuery.sqlValue(_:_:)`).
+        @inline(__always)
+        private static func bindsNumbers(_ type: NSAttributeType) -> Bool {
+            switch type {
+            case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType: true
+            default: false
+            }
         }
 
         /// One binding's value for an instance with `slots`; `nil` if it cannot be made.
