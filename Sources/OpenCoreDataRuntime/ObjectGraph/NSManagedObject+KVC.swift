@@ -22,6 +22,30 @@ extension NSManagedObject {
         return _publicValue(slot: slot)
     }
 
+    /// What ``_value(forKey:slot:)`` reads, for an in-memory comparison with a number: a number in
+    /// a typed field is read in place, not boxed (``DirectComparison``); anything else is read as
+    /// that method reads it. `willAccessValue`/`didAccessValue` are called once either way.
+    package func _comparableValue(forKey key: String, slot: Int) -> ComparableValue {
+        willAccessValue(forKey: key)
+        defer { didAccessValue(forKey: key) }
+        if _isFault { _fireFault() }
+        if _layout.relationships[slot] == nil {
+            switch withUnsafeMutablePointer(to: &_values, { RowValues.comparableContent(at: $0, slot) }) {
+            case .none: return .none
+            case .number(let number): return .number(number)
+            case .other: break
+            }
+        }
+        return _publicValue(slot: slot).map(ComparableValue.value) ?? .none
+    }
+
+    /// What ``_comparableValue(forKey:slot:)`` read.
+    package enum ComparableValue {
+        case none
+        case number(PredicateNumber)
+        case value(Any)
+    }
+
     /// Sets a property's value, keeping inverse relationships consistent and recording the change.
     ///
     /// Related Core Data documentation: [setValue(_:forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1415969-setvalue)

@@ -109,6 +109,26 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         } ?? .other
     }
 
+    /// What a slot holds, as an in-memory comparison with a number reads it.
+    package enum ComparableContent {
+        /// `nil`.
+        case none
+        /// A value in a numeric typed field (an integer, Boolean, `Double` or `Float` attribute's),
+        /// as ``PredicateValues/number(_:)`` reads it.
+        case number(PredicateNumber)
+        /// Anything else (also no such slot): to be read as `Any?`.
+        case other
+    }
+
+    /// What slot `slot` of the values at `address` holds for a comparison with a number, read in
+    /// place as ``exactly(at:_:as:)`` reads.
+    @inline(__always)
+    package static func comparableContent(at address: UnsafePointer<RowValues>, _ slot: Int) -> ComparableContent {
+        read(storage(at: address), slot) { storage -> ComparableContent? in
+            storage.isEmpty(slot) ? ComparableContent.none : storage.number(slot).map(ComparableContent.number) ?? .other
+        } ?? .other
+    }
+
     /// The storage of the values at `address`, unretained: the one stored property is the storage
     /// reference, and its bits are loaded as a pointer.
     @inline(__always)
@@ -314,6 +334,23 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
 
     @inline(__always)
     func isEmpty(_ slot: Int) -> Bool { state(slot) == State.empty.rawValue }
+
+    /// Slot `slot`'s value as a number, if it is in a numeric typed field: what
+    /// ``PredicateValues/number(_:)`` gives for it boxed.
+    @inline(__always)
+    func number(_ slot: Int) -> PredicateNumber? {
+        guard state(slot) == State.inField.rawValue else { return nil }
+        let field = self.field(slot)
+        switch kind(slot) {
+        case .int64: return .integer(Int(field.load(as: Int64.self)))
+        case .int32: return .integer(Int(field.load(as: Int32.self)))
+        case .int16: return .integer(Int(field.load(as: Int16.self)))
+        case .bool: return .integer(field.load(as: Bool.self) ? 1 : 0)
+        case .double: return .double(field.load(as: Double.self))
+        case .float: return .double(Double(field.load(as: Float.self)))
+        case .any, .date, .string: return nil
+        }
+    }
 
     /// Whether slot `slot`'s value is in its typed field (not an `Any`, not on the side).
     @inline(__always)

@@ -63,6 +63,36 @@ struct PredicateDirectEvaluationTests {
         }
     }
 
+    /// A number read in place for the comparison is still an access: `willAccessValue(forKey:)` and
+    /// `didAccessValue(forKey:)` run once each per evaluation, as for any read.
+    final class Counted: NSManagedObject {
+        var will = 0, did = 0
+        override func willAccessValue(forKey key: String?) { will += 1; super.willAccessValue(forKey: key) }
+        override func didAccessValue(forKey key: String?) { did += 1; super.didAccessValue(forKey: key) }
+    }
+
+    @Test func aNumberReadInPlaceIsStillAnAccess() throws {
+        let entity = NSEntityDescription(name: "Gauge", properties: [
+            NSAttributeDescription(name: "level", type: .integer16AttributeType),
+            NSAttributeDescription(name: "ratio", type: .floatAttributeType),
+        ])
+        entity.managedObjectClassName = String(reflecting: Counted.self)
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let store = try TestStore(NSInMemoryStoreType, model: model)
+        let context = store.newContext()
+        context.performAndWait {
+            let gauge = Counted(context: context)
+            gauge.setValue(Int16(7), forKey: "level")
+            gauge.setValue(Float(0.5), forKey: "ratio")
+            (gauge.will, gauge.did) = (0, 0)
+            #expect(NSPredicate(format: "level == 7").evaluate(with: gauge))
+            #expect(NSPredicate(format: "ratio < %f", 0.75).evaluate(with: gauge))
+            #expect(!NSPredicate(format: "level > %d", 7).evaluate(with: gauge))
+            #expect(gauge.will == 3 && gauge.did == 3)
+        }
+    }
+
     /// One predicate evaluated on objects of entities that keep its key in different slots, or not
     /// at all, in turn: the slot it remembers from one entity is never used for another.
     @Test func onePredicateAcrossEntities() throws {
