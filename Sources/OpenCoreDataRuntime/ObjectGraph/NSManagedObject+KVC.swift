@@ -30,9 +30,12 @@ extension NSManagedObject {
         defer { didAccessValue(forKey: key) }
         if _isFault { _fireFault() }
         if _layout.relationships[slot] == nil {
-            switch withUnsafeMutablePointer(to: &_values, { RowValues.comparableContent(at: $0, slot) }) {
+            switch withUnsafeMutablePointer(to: &_values, { RowValues.content(at: $0, slot) }) {
             case .none: return .none
-            case .number(let number): return .number(number)
+            case .typed:
+                if let number = withUnsafeMutablePointer(to: &_values, { RowValues.number(at: $0, slot) }) {
+                    return .number(number)
+                }
             case .other: break
             }
         }

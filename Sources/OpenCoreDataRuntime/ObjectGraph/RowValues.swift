@@ -90,7 +90,7 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         read(storage(at: address), slot) { $0.isEmpty(slot) } ?? false
     }
 
-    /// What a slot holds, as validation at save sorts it.
+    /// What a slot holds, as validation at save and in-memory comparisons sort it.
     package enum SlotContent {
         /// `nil`.
         case none
@@ -109,24 +109,11 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         } ?? .other
     }
 
-    /// What a slot holds, as an in-memory comparison with a number reads it.
-    package enum ComparableContent {
-        /// `nil`.
-        case none
-        /// A value in a numeric typed field (an integer, Boolean, `Double` or `Float` attribute's),
-        /// as ``PredicateValues/number(_:)`` reads it.
-        case number(PredicateNumber)
-        /// Anything else (also no such slot): to be read as `Any?`.
-        case other
-    }
-
-    /// What slot `slot` of the values at `address` holds for a comparison with a number, read in
-    /// place as ``exactly(at:_:as:)`` reads.
+    /// Slot `slot` of the values at `address` as a number, if it holds one in a numeric typed field
+    /// (``RowStorage/number(_:)``), read in place as ``exactly(at:_:as:)`` reads.
     @inline(__always)
-    package static func comparableContent(at address: UnsafePointer<RowValues>, _ slot: Int) -> ComparableContent {
-        read(storage(at: address), slot) { storage -> ComparableContent? in
-            storage.isEmpty(slot) ? ComparableContent.none : storage.number(slot).map(ComparableContent.number) ?? .other
-        } ?? .other
+    package static func number(at address: UnsafePointer<RowValues>, _ slot: Int) -> PredicateNumber? {
+        read(storage(at: address), slot) { $0.number(slot) }
     }
 
     /// The storage of the values at `address`, unretained: the one stored property is the storage
