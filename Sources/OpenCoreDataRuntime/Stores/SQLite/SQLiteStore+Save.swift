@@ -75,7 +75,12 @@ extension SQLiteStore {
                 return made
             }
             var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
-            var lastPartial: (key: PartialUpdateKey, statement: SQLiteStatement)?
+            // The partial UPDATE used last, kept in three variables and compared in place: as an
+            // optional tuple it was copied out for every row, a retain and a release of its entries
+            // and its statement each time (callgrind case 5).
+            var lastPartialMapping: ObjectIdentifier?
+            var lastPartialEntries: [Int] = []
+            var lastPartialStatement: SQLiteStatement?
             // An updated row's changed entries, gathered into one buffer reused for every row and
             // copied only for a new key: a fresh array a row was an allocation, its growth and its
             // release, about 400 instructions (callgrind case 5).
@@ -113,27 +118,22 @@ extension SQLiteStore {
                     changed.append(index)
                 }
                 if changed.count < mapping.slots.count, mapping.compositeSlots.isEmpty {
-                    let partial: SQLiteStatement
-                    let entries: [Int]
-                    if let lastPartial, lastPartial.key.mapping == ObjectIdentifier(mapping),
-                        lastPartial.key.entries == changed
-                    {  // rows changed alike come together
-                        lastPartial.statement.rewind()
-                        (partial, entries) = (lastPartial.statement, lastPartial.key.entries)
-                    } else {
+                    // Rows changed alike come together: the last statement again, most of the time.
+                    if lastPartialMapping != ObjectIdentifier(mapping) || lastPartialEntries != changed {
                         // A copy of its own (`map`), so that `changed` stays this loop's only buffer.
                         let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed.map { $0 })
+                        let partial: SQLiteStatement
                         if let cached = partialStatements[key] {
-                            cached.rewind()
                             partial = cached
                         } else {
                             partial = try connection.prepare(mapping.partialUpdateSQL(key.entries))
                             partialStatements[key] = partial
                         }
-                        lastPartial = (key, partial)
-                        entries = key.entries
+                        (lastPartialMapping, lastPartialEntries, lastPartialStatement) = (key.mapping, key.entries, partial)
                     }
-                    try writeRow(object, mapping, insert: false, partial, connection, only: entries)
+                    let partial = lastPartialStatement.unsafelyUnwrapped
+                    partial.rewind()  // nothing to undo on a statement just prepared
+                    try writeRow(object, mapping, insert: false, partial, connection, only: lastPartialEntries)
                 } else {
                     try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
                 }
