@@ -165,6 +165,9 @@ extension NSManagedObject {
     /// The default `validateForDelete()`: a relationship with the deny delete rule must be empty
     /// (destinations deleted in the same save do not count: they leave with the object).
     package func _validateForDelete() throws {
+        // No relationships, no rule to check: the empty error list and its grouping were about 200
+        // instructions per deleted object (callgrind case 6).
+        if _layout.relationshipSlots.isEmpty { return }
         var errors: [OpenCoreDataError] = []
         for slot in _layout.relationshipSlots {
             let relationship = _layout.relationships[slot]!
