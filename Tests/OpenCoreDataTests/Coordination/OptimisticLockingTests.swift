@@ -189,6 +189,30 @@ struct OptimisticLockingTests {
         #expect(try store.newContext().count(for: request) == 0)
     }
 
+    /// The same for an entity without relationships, whose deleted objects have no delete rule to
+    /// run (their faults are not fired for one): fetched with its values or as a bare fault, the
+    /// object's row version is still checked at the save.
+    @Test(arguments: storeTypes, [true, false])
+    func deletionOverAChangedRowOfAnEntityWithoutRelationships(storeType: String, withValues: Bool) throws {
+        let store = try TestStore(storeType)
+        let seed = store.newContext()
+        insertObject("Item", ["int16": Int16(1)], into: seed)
+        try seed.save()
+        let contextA = store.newContext()
+        let contextB = store.newContext()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        request.includesPropertyValues = withValues
+        let a = try #require(try contextA.fetch(request).first)
+        let b = try #require(try contextB.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item")).first)
+        contextA.delete(a)
+        contextA.processPendingChanges()
+        b.setValue(Int16(2), forKey: "int16")
+        try contextB.save()
+        let error = try #require(throws: OpenCoreDataError.self) { try contextA.save() }
+        #expect(error.code == .persistentStoreSaveConflicts)
+        #expect(try store.newContext().count(for: request) == 1)
+    }
+
     /// An update over a row another context deleted is not resolved (there is no row to merge
     /// with): the save throws 134050 with a conflict whose `newVersionNumber` is 0.
     @Test(arguments: storeTypes)
