@@ -197,14 +197,18 @@ package struct ObjectRegistry {
             }
         }
 
-        /// Files `new` (or nothing) at `location`; returns the pointer that was there.
-        mutating func replace(at location: Location, with new: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+        /// Files `new` (or nothing) at `location`, unless `expected` is given and is not what is
+        /// filed there; returns the pointer that was there.
+        mutating func replace(
+            at location: Location, with new: UnsafeMutableRawPointer?, ifFiled expected: UnsafeMutableRawPointer? = nil
+        ) -> UnsafeMutableRawPointer? {
             let old: UnsafeMutableRawPointer?
             switch location {
             case .page(let key, let slot):
                 guard let page = page(key, create: new != nil) else { return nil }
                 let slots = page._withUnsafeGuaranteedRef { $0.slots }
                 old = slots[slot]
+                if let expected, old != expected { return old }
                 slots[slot] = new
                 let change = (new == nil ? 0 : 1) - (old == nil ? 0 : 1)
                 count += change
@@ -218,17 +222,18 @@ package struct ObjectRegistry {
                     lastPage = nil
                 }
             case .other(let key):
+                if let expected, others[key] != expected { return others[key] }
                 if let new { old = others.updateValue(new, forKey: key) } else { old = others.removeValue(forKey: key) }
                 count += (new == nil ? 0 : 1) - (old == nil ? 0 : 1)
             }
             return old
         }
 
-        /// Empties `location` if the object at `address` is filed there; whether it was.
+        /// Empties `location` if the object at `address` is filed there; whether it was. One look
+        /// for the page: looked up to compare and then again to empty, the page was found twice
+        /// for every object freed (about 55 instructions, callgrind case 2; 83 a saved object in case 1).
         mutating func remove(_ address: UnsafeMutableRawPointer, at location: Location) -> Bool {
-            guard entry(at: location) == address else { return false }
-            _ = replace(at: location, with: nil)
-            return true
+            replace(at: location, with: nil, ifFiled: address) == address
         }
 
         /// Files `object` at `location`; returns what must be released after the lock.
