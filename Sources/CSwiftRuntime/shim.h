@@ -34,10 +34,48 @@ extern const char cswiftruntime_NSManagedObject_descriptor
 extern const char cswiftruntime_NSManagedObject_validateValue
     __asm__(CSWIFTRUNTIME_SYMBOL("$s19OpenCoreDataRuntime15NSManagedObjectC13validateValue_6forKeyyypSgz_SStKFTq"));
 
-/// The implementation of `validateValue(_:forKey:)` that instances of the class `metadata` (an
-/// `NSManagedObject` subclass's metadata, or its own) call.
+/// The method descriptors of `NSManagedObject`'s accessor notification methods.
+extern const char cswiftruntime_NSManagedObject_willAccessValue
+    __asm__(CSWIFTRUNTIME_SYMBOL("$s19OpenCoreDataRuntime15NSManagedObjectC15willAccessValue6forKeyySSSg_tFTq"));
+extern const char cswiftruntime_NSManagedObject_didAccessValue
+    __asm__(CSWIFTRUNTIME_SYMBOL("$s19OpenCoreDataRuntime15NSManagedObjectC14didAccessValue6forKeyySSSg_tFTq"));
+extern const char cswiftruntime_NSManagedObject_willChangeValue
+    __asm__(CSWIFTRUNTIME_SYMBOL("$s19OpenCoreDataRuntime15NSManagedObjectC15willChangeValue6forKeyySS_tFTq"));
+extern const char cswiftruntime_NSManagedObject_didChangeValue
+    __asm__(CSWIFTRUNTIME_SYMBOL("$s19OpenCoreDataRuntime15NSManagedObjectC14didChangeValue6forKeyySS_tFTq"));
+
+/// The implementation of the `NSManagedObject` method `method` (one of the descriptors above) that
+/// instances of the class `metadata` (an `NSManagedObject` subclass's metadata, or its own) call.
+static inline const void *cswiftruntime_NSManagedObject_implementation(const void *metadata, const void *method) {
+    return swift_lookUpClassMethod(metadata, method, &cswiftruntime_NSManagedObject_descriptor);
+}
+
+/// The implementation of `validateValue(_:forKey:)` that instances of the class `metadata` call.
 static inline const void *cswiftruntime_validateValueImplementation(const void *metadata) {
-    return swift_lookUpClassMethod(
-        metadata, &cswiftruntime_NSManagedObject_validateValue, &cswiftruntime_NSManagedObject_descriptor);
+    return cswiftruntime_NSManagedObject_implementation(metadata, &cswiftruntime_NSManagedObject_validateValue);
+}
+
+/// Whether instances of the class `metadata` call the implementations of both `methods` (method
+/// descriptors) that instances of the class `base` call.
+static inline bool cswiftruntime_NSManagedObject_keeps(
+    const void *metadata, const void *base, const void *first, const void *second) {
+    return cswiftruntime_NSManagedObject_implementation(metadata, first)
+            == cswiftruntime_NSManagedObject_implementation(base, first)
+        && cswiftruntime_NSManagedObject_implementation(metadata, second)
+            == cswiftruntime_NSManagedObject_implementation(base, second);
+}
+
+/// Whether instances of the class `metadata` call `base`'s `willAccessValue(forKey:)` and
+/// `didAccessValue(forKey:)` (`base`: `NSManagedObject`'s metadata).
+static inline bool cswiftruntime_keepsAccessNotifications(const void *metadata, const void *base) {
+    return cswiftruntime_NSManagedObject_keeps(
+        metadata, base, &cswiftruntime_NSManagedObject_willAccessValue, &cswiftruntime_NSManagedObject_didAccessValue);
+}
+
+/// Whether instances of the class `metadata` call `base`'s `willChangeValue(forKey:)` and
+/// `didChangeValue(forKey:)`.
+static inline bool cswiftruntime_keepsChangeNotifications(const void *metadata, const void *base) {
+    return cswiftruntime_NSManagedObject_keeps(
+        metadata, base, &cswiftruntime_NSManagedObject_willChangeValue, &cswiftruntime_NSManagedObject_didChangeValue);
 }
 #endif

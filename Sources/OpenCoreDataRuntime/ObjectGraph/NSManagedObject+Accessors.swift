@@ -25,15 +25,16 @@ extension NSManagedObject {
         guard let slot = key.slot(in: _layout) else {
             return ValueConversion.convert(value(forKey: key.name), to: T.self)  // a fetched property, or undefined
         }
-        willAccessValue(forKey: key.name)
-        if _isFault { _fireFault() }  // an override of willAccessValue(forKey:) may not call super
+        let notifies = !_keptNotifications.contains(.access)  // not called when the class keeps them
+        if notifies { willAccessValue(forKey: key.name) }
+        if _isFault { _fireFault() }  // what the default does; an override may not call super
         let raw: Any?
         if _layout.relationships[slot] == nil {
             raw = _values[slot]
         } else {
             raw = _publicValue(slot: slot)
         }
-        didAccessValue(forKey: key.name)
+        if notifies { didAccessValue(forKey: key.name) }
         return ValueConversion.convert(raw, to: T.self)
     }
 
@@ -41,9 +42,10 @@ extension NSManagedObject {
     @inline(__always)
     public final func _ocdSetValue<T>(_ value: T, _ key: ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout) else { return setValue(value, forUndefinedKey: key.name) }
-        willChangeValue(forKey: key.name)
+        let notifies = !_keptNotifications.contains(.change)  // the defaults do nothing
+        if notifies { willChangeValue(forKey: key.name) }
         _setPublicValue(value, slot: slot)
-        didChangeValue(forKey: key.name)
+        if notifies { didChangeValue(forKey: key.name) }
     }
 
     /// Adds objects to a to-many relationship for generated `addToX(_:)` accessors.

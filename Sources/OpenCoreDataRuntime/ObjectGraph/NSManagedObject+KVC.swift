@@ -24,10 +24,12 @@ extension NSManagedObject {
 
     /// What ``_value(forKey:slot:)`` reads, for an in-memory comparison with a number: a number in
     /// a typed field is read in place, not boxed (``DirectComparison``); anything else is read as
-    /// that method reads it. `willAccessValue`/`didAccessValue` are called once either way.
+    /// that method reads it. `willAccessValue`/`didAccessValue` are called once either way, unless the
+    /// class keeps `NSManagedObject`'s (``_keptNotifications``).
     package func _comparableValue(forKey key: String, slot: Int) -> ComparableValue {
-        willAccessValue(forKey: key)
-        defer { didAccessValue(forKey: key) }
+        let notifies = !_keptNotifications.contains(.access)  // as a generated accessor reads
+        if notifies { willAccessValue(forKey: key) }
+        defer { if notifies { didAccessValue(forKey: key) } }
         if _isFault { _fireFault() }
         if _layout.relationships[slot] == nil {
             switch withUnsafeMutablePointer(to: &_values, { RowValues.content(at: $0, slot) }) {

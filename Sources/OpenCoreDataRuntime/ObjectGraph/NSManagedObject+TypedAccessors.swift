@@ -13,22 +13,23 @@ extension NSManagedObject {
         guard let slot = key.slot(in: _layout), _layout.relationships[slot] == nil else {
             return _ocdGetOptionalValue(key, as: T.self)
         }
-        willAccessValue(forKey: key.name)
-        if _isFault { _fireFault() }  // an override of willAccessValue(forKey:) may not call super
+        let notifies = !_keptNotifications.contains(.access)  // not called when the class keeps them
+        if notifies { willAccessValue(forKey: key.name) }
+        if _isFault { _fireFault() }  // what the default does; an override may not call super
         // The common case, a value of exactly `T`, is read in place; anything else is copied out and converted.
         if let exact = withUnsafeMutablePointer(to: &_values, { RowValues.exactly(at: $0, slot, as: T.self) }) {
-            didAccessValue(forKey: key.name)
+            if notifies { didAccessValue(forKey: key.name) }
             return exact
         }
         // A nil value, told apart in place from a value of another type: copying the slot out as
         // `Any?` retained and released the storage (about 80 instructions of an optional
         // accessor's nil read, callgrind case 2).
         if withUnsafeMutablePointer(to: &_values, { RowValues.isNil(at: $0, slot) }) {
-            didAccessValue(forKey: key.name)
+            if notifies { didAccessValue(forKey: key.name) }
             return nil
         }
         let raw = _values[slot]
-        didAccessValue(forKey: key.name)
+        if notifies { didAccessValue(forKey: key.name) }
         guard let raw else { return nil }
         return ValueConversion.convert(raw, to: T.self)
     }
@@ -39,7 +40,8 @@ extension NSManagedObject {
     @inline(__always)
     private final func _ocdSetTyped<T>(_ value: T?, _ canonical: NSAttributeType, _ key: ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout) else { return setValue(value.map { $0 as Any }, forUndefinedKey: key.name) }
-        willChangeValue(forKey: key.name)
+        let notifies = !_keptNotifications.contains(.change)  // the defaults do nothing
+        if notifies { willChangeValue(forKey: key.name) }
         // Derived attributes are read-only: `_setPublicValue` refuses them.
         if _layout.attributeTypes[slot] == canonical, _layout.derivedSlots.isEmpty || !_layout.derivedSlots.contains(slot) {
             if _isFault { _fireFault() }
@@ -48,7 +50,7 @@ extension NSManagedObject {
         } else {
             _setPublicValue(value.map { $0 as Any }, slot: slot)
         }
-        didChangeValue(forKey: key.name)
+        if notifies { didChangeValue(forKey: key.name) }
     }
 
     // MARK: Int16
