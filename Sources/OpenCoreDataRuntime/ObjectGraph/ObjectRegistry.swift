@@ -1,5 +1,6 @@
 import CSwiftRuntime
 import Foundation
+import Synchronization
 
 /// A context's registered objects by object ID, held weakly (unchanged objects the app drops are
 /// released; the context's change sets keep the changed ones alive).
@@ -126,8 +127,15 @@ package struct ObjectRegistry {
         deinit { slots.deallocate() }
     }
 
+    /// How many times an object has been filed in the table: counted under the lock, read
+    /// without it (``filingCount``).
+    private final class FilingCount: Sendable {
+        let value = Atomic<UInt>(0)
+    }
+
     /// What the lock guards.
     private struct Table {
+        let filings: FilingCount
         /// Registered objects, unretained; an object removes its own entry when it deinitializes.
         var pages: [PageKey: Page] = [:]
         var others: [OtherKey: UnsafeMutableRawPointer] = [:]
@@ -238,6 +246,9 @@ package struct ObjectRegistry {
 
         /// Files `object` at `location`; returns what must be released after the lock.
         mutating func store(_ object: NSManagedObject, at location: Location) -> Released {
+            // A load and a store, not an atomic add: the lock orders the writers, and a locked add
+            // takes about 5 ns on this machine (a C loop), twice for each object a save inserts.
+            filings.value.store(filings.value.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
             let old = replace(at: location, with: Unmanaged.passUnretained(object).toOpaque())
             guard setDuringEvent != nil else { return (nil, nil) }
             setDuringEvent!.insert(object)
@@ -278,9 +289,22 @@ package struct ObjectRegistry {
     /// release there could run an object's `deinit`, which takes the lock).
     private typealias Released = (NSManagedObject?, NSManagedObject?)
 
-    private let table = Locked(Table())
+    private let filings: FilingCount
+    private let table: Locked<Table>
 
-    package init() {}
+    package init() {
+        let filings = FilingCount()
+        self.filings = filings
+        table = Locked(Table(filings: filings))
+    }
+
+    /// How many times objects have been filed so far (registered, or moved to another ID). A fetch
+    /// that began with the table empty and counts its own filings knows, while the two agree, that
+    /// no object but its own was filed since (``NSManagedObjectContext/FetchRegistration``).
+    package var filingCount: UInt { filings.value.load(ordering: .relaxed) }
+
+    /// Whether the table holds no entry.
+    package var isEmpty: Bool { table.withLock { $0.count == 0 } }
 
     /// The registered object with `id`, if it is alive.
     package func object(for id: NSManagedObjectID) -> NSManagedObject? {

@@ -255,6 +255,7 @@ extension SQLiteStore {
         // of its own): Z_ENT is not read, as Apple's SQL selects a constant in its place (about 45
         // instructions a row, callgrind case 2).
         let onlyNumber = mapping.subentityRange.count == 1 ? mapping.number : nil
+        var registration = context._beginFetchRegistration()
         while try statement.step() {
             // Rows mostly share one entity: look its mapping and decoding plan up only when Z_ENT changes.
             let number = onlyNumber ?? statement.int64(1)
@@ -282,7 +283,8 @@ extension SQLiteStore {
             if !rowPlanRef._withUnsafeGuaranteedRef({ $0.hasTransformables }) {
                 offer.key = key
                 object = context._registerFetchedRow(
-                    offer, layout: layout, values: consume values, version: statement.int64(2), asFault: asFault)
+                    offer, layout: layout, values: consume values, version: statement.int64(2), asFault: asFault,
+                    registration: &registration)
             } else {
                 // The transformable check names the row's ID in its error.
                 let id = rowID(
