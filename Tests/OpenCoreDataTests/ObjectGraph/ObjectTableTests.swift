@@ -39,4 +39,32 @@ struct ObjectTableTests {
         table.removeAll()
         #expect(table.isEmpty && table[ObjectIdentifier(all[9])] == nil)
     }
+
+    /// Random adds, re-adds and removals against a plain model (an array in first-added order):
+    /// the table must find every object and keep the order through its growth and compactions.
+    @Test func agreesWithAPlainModelThroughRandomChanges() {
+        let all = Self.objects(600)
+        var generator = SeededGenerator(seed: 20261127)
+        var table = ObjectTable()
+        var model: [NSManagedObject] = []
+        for step in 0..<6_000 {
+            let object = all[Int.random(in: 0..<(step < 3_000 ? 600 : 200), using: &generator)]
+            let key = ObjectIdentifier(object)
+            if Bool.random(using: &generator) || model.isEmpty {
+                table[key] = object
+                if !model.contains(where: { $0 === object }) { model.append(object) }
+            } else {
+                table[key] = nil
+                model.removeAll { $0 === object }
+            }
+            if step % 97 == 0 || step == 5_999 {
+                #expect(table.count == model.count)
+                #expect(table.values.map(ObjectIdentifier.init) == model.map(ObjectIdentifier.init))
+                for candidate in all {
+                    #expect((table[ObjectIdentifier(candidate)] != nil) == model.contains { $0 === candidate })
+                }
+            }
+        }
+    }
 }
+
