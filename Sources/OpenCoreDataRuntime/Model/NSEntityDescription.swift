@@ -268,6 +268,12 @@ package final class EntityLayout: @unchecked Sendable {
     /// saved without a call (and a retain) on the property; `nil` for an app's subclass of a
     /// property class, whose `open` getter is asked each time.
     package let hasValidationPredicates: [Bool?]
+    /// Whether every property is an attribute of a framework property class with no validation
+    /// predicates and a typed field (``RowLayout``): then an object whose every value lies in its
+    /// field, or is nil where the attribute is optional, passes the default
+    /// `validateValue(_:forKey:)` for every property, and is checked in one pass
+    /// (``NSManagedObject/_validateForSave()``).
+    package let validatesInPlace: Bool
     /// Fetched properties by name. They have no slot: nothing of theirs is stored.
     package let fetchedPropertiesByName: [String: NSFetchedPropertyDescription]
     /// The values a new object starts with (defaults; empty to-many lists), computed once and shared
@@ -322,6 +328,11 @@ package final class EntityLayout: @unchecked Sendable {
         derivedSlots = props.indices.filter { props[$0] is NSDerivedAttributeDescription }
         compositeSlots = props.indices.filter { !props[$0].isTransient && props[$0] is NSCompositeAttributeDescription }
         rowLayout = RowLayout(attributeTypes: attributeTypes)
+        validatesInPlace = props.indices.allSatisfy { [rowLayout, attributeTypes, hasValidationPredicates] slot in
+            props[slot] is NSAttributeDescription && !(props[slot] is NSDerivedAttributeDescription)
+                && attributeTypes[slot] != nil && hasValidationPredicates[slot] == false
+                && rowLayout.kinds[slot] != .any
+        }
         var initial = RowValues(for: rowLayout)
         for (slot, property) in props.enumerated() {
             if let attribute = property as? NSAttributeDescription, let value = attribute.defaultValue {

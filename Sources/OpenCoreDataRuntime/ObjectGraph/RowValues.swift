@@ -109,6 +109,15 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         } ?? .other
     }
 
+    /// Whether every slot of the values at `address` holds its value in its field, or is empty
+    /// where `isOptional` says it may be; `false` when the values have no storage. For a layout
+    /// whose every slot has a typed field (``EntityLayout/validatesInPlace``).
+    @inline(__always)
+    package static func allInFieldOrOptionalNil(at address: UnsafePointer<RowValues>, _ isOptional: [Bool]) -> Bool {
+        guard let storage = storage(at: address) else { return false }
+        return storage._withUnsafeGuaranteedRef { $0.allInFieldOrOptionalNil(isOptional) }
+    }
+
     /// Slot `slot` of the values at `address` as a number, if it holds one in a numeric typed field
     /// (``RowStorage/number(_:)``), read in place as ``exactly(at:_:as:)`` reads.
     @inline(__always)
@@ -342,6 +351,23 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     /// Whether slot `slot`'s value is in its typed field (not an `Any`, not on the side).
     @inline(__always)
     func holdsTypedField(_ slot: Int) -> Bool { state(slot) == State.inField.rawValue && kind(slot) != .any }
+
+    /// ``RowValues/allInFieldOrOptionalNil(at:_:)`` on this storage: one pass over the state bytes.
+    func allInFieldOrOptionalNil(_ isOptional: [Bool]) -> Bool {
+        let count = self.count
+        guard isOptional.count == count else { return false }
+        let bytes = self.bytes
+        return isOptional.withUnsafeBufferPointer { isOptional in
+            for slot in 0..<count {
+                switch bytes.load(fromByteOffset: slot, as: UInt8.self) {
+                case State.inField.rawValue: continue
+                case State.empty.rawValue where isOptional[slot]: continue
+                default: return false
+                }
+            }
+            return true
+        }
+    }
 
     @inline(__always)
     private func setState(_ slot: Int, _ state: State) {
