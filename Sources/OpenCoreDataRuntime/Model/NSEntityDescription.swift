@@ -288,9 +288,9 @@ package final class EntityLayout: @unchecked Sendable {
     /// The cached class's metadata pointer once it is settled (0 before): read without the lock on
     /// every object created and every fault made.
     private let classBits = Atomic<UInt>(0)
-    /// The class whose instances' accessor notifications were looked up last, and in its two low
-    /// bits what was found (``NSManagedObject/_keptNotifications``); 0 before.
-    package let keptNotifications = Atomic<UInt>(0)
+    /// The class whose instances' hook methods were looked up last, and in its three low bits
+    /// what was found (``NSManagedObject/_keptMethods``); 0 before.
+    package let keptMethods = Atomic<UInt>(0)
 
     private static let counter = Locked<UInt32>(0)
 

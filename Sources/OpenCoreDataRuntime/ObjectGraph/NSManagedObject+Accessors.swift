@@ -25,7 +25,7 @@ extension NSManagedObject {
         guard let slot = key.slot(in: _layout) else {
             return ValueConversion.convert(value(forKey: key.name), to: T.self)  // a fetched property, or undefined
         }
-        let notifies = !_keptNotifications.contains(.access)  // not called when the class keeps them
+        let notifies = !_keptMethods.contains(.access)  // not called when the class keeps them
         if notifies { willAccessValue(forKey: key.name) }
         if _isFault { _fireFault() }  // what the default does; an override may not call super
         let raw: Any?
@@ -42,7 +42,7 @@ extension NSManagedObject {
     @inline(__always)
     public final func _ocdSetValue<T>(_ value: T, _ key: ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout) else { return setValue(value, forUndefinedKey: key.name) }
-        let notifies = !_keptNotifications.contains(.change)  // the defaults do nothing
+        let notifies = !_keptMethods.contains(.change)  // the defaults do nothing
         if notifies { willChangeValue(forKey: key.name) }
         _setPublicValue(value, slot: slot)
         if notifies { didChangeValue(forKey: key.name) }

@@ -25,9 +25,9 @@ extension NSManagedObject {
     /// What ``_value(forKey:slot:)`` reads, for an in-memory comparison with a number: a number in
     /// a typed field is read in place, not boxed (``DirectComparison``); anything else is read as
     /// that method reads it. `willAccessValue`/`didAccessValue` are called once either way, unless the
-    /// class keeps `NSManagedObject`'s (``_keptNotifications``).
+    /// class keeps `NSManagedObject`'s (``_keptMethods``).
     package func _comparableValue(forKey key: String, slot: Int) -> ComparableValue {
-        let notifies = !_keptNotifications.contains(.access)  // as a generated accessor reads
+        let notifies = !_keptMethods.contains(.access)  // as a generated accessor reads
         if notifies { willAccessValue(forKey: key) }
         defer { if notifies { didAccessValue(forKey: key) } }
         if _isFault { _fireFault() }

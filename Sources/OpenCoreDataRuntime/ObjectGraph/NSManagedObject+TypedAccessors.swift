@@ -13,7 +13,7 @@ extension NSManagedObject {
         guard let slot = key.slot(in: _layout), _layout.relationships[slot] == nil else {
             return _ocdGetOptionalValue(key, as: T.self)
         }
-        let notifies = !_keptNotifications.contains(.access)  // not called when the class keeps them
+        let notifies = !_keptMethods.contains(.access)  // not called when the class keeps them
         if notifies { willAccessValue(forKey: key.name) }
         if _isFault { _fireFault() }  // what the default does; an override may not call super
         // The common case, a value of exactly `T`, is read in place; anything else is copied out and converted.
@@ -40,7 +40,7 @@ extension NSManagedObject {
     @inline(__always)
     private final func _ocdSetTyped<T>(_ value: T?, _ canonical: NSAttributeType, _ key: ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout) else { return setValue(value.map { $0 as Any }, forUndefinedKey: key.name) }
-        let notifies = !_keptNotifications.contains(.change)  // the defaults do nothing
+        let notifies = !_keptMethods.contains(.change)  // the defaults do nothing
         if notifies { willChangeValue(forKey: key.name) }
         // Derived attributes are read-only: `_setPublicValue` refuses them.
         if _layout.attributeTypes[slot] == canonical, _layout.derivedSlots.isEmpty || !_layout.derivedSlots.contains(slot) {

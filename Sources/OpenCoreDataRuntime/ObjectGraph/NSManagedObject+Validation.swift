@@ -89,7 +89,7 @@ extension NSManagedObject {
         // passes its first checks where it lies is not boxed and handed to it: the answer would be
         // the same. Boxing, the dynamic call and the box's clean-up were most of a save's
         // validation, about 260 instructions per attribute (callgrind case 5).
-        let checksInPlace = !Self._overridesValidateValue(type(of: self))
+        let checksInPlace = _keptMethods.contains(.validation)
         // Every property such an attribute, every value where the check would look: nothing to
         // box or call for any of them (per property, the loop below cost about 70 instructions,
         // callgrind cases 1 and 5).
@@ -135,7 +135,7 @@ extension NSManagedObject {
     /// Whether instances of `cls` call an override of `validateValue(_:forKey:)` (the class's own or
     /// an ancestor's) rather than `NSManagedObject`'s: the implementations in their vtable entries,
     /// looked up by the Swift runtime (about 100 instructions a lookup; the default's is looked up
-    /// once).
+    /// once). A save asks ``_keptMethods``, which keeps the answer per class and entity.
     package static func _overridesValidateValue(_ cls: NSManagedObject.Type) -> Bool {
         _validateValueImplementation(of: cls) != _defaultValidateValue
     }
