@@ -17,9 +17,16 @@ package final class FetchBatchLoader {
     private weak var context: NSManagedObjectContext?
     private let entity: NSEntityDescription
     private let references: ObjectReferences
+    /// The rows' IDs, when the loader was made from objects that have them (their references are
+    /// then not gathered: about 2,300 instructions an ID, callgrind case 8).
+    private let ids: [NSManagedObjectID]?
     private let batchSize: Int
-    /// How many loaded batches keep their values.
-    package let window = 2
+    /// How many loaded batches keep their values (`nil`: all of them).
+    package let window: Int?
+    /// Whether a batch's rows become the snapshots of faults that stay faults until used (a
+    /// relationship's destinations, ``NSManagedObjectContext/_batchFaults(_:entity:)``), rather
+    /// than the values of objects.
+    private let asFaults: Bool
     /// The batches loaded last, most recent last.
     private var loaded: [Int] = []
 
@@ -27,18 +34,38 @@ package final class FetchBatchLoader {
         self.context = context
         self.entity = entity
         self.references = references
+        ids = nil
         self.batchSize = batchSize
+        window = 2
+        asFaults = false
+    }
+
+    /// A loader of the rows of `ids`, whose faults stay faults (``NSManagedObjectContext/_batchFaults(_:entity:)``).
+    init(
+        context: NSManagedObjectContext, entity: NSEntityDescription, faultsOf ids: [NSManagedObjectID], batchSize: Int
+    ) {
+        self.context = context
+        self.entity = entity
+        references = ObjectReferences()
+        self.ids = ids
+        self.batchSize = batchSize
+        window = nil
+        asFaults = true
     }
 
     private func rows(of batch: Int) -> Range<Int> {
-        (batch * batchSize)..<min(references.count, (batch + 1) * batchSize)
+        (batch * batchSize)..<min(ids?.count ?? references.count, (batch + 1) * batchSize)
     }
 
     /// Loads batch `batch`, which holds `object`, in one fetch; returns false if it could not.
     fileprivate func load(batch: Int, containing object: NSManagedObject) -> Bool {
         guard let context else { return false }
-        let request = NSManagedObjectContext._batchRequest(entity: entity, ids: rows(of: batch).map(references.objectID(at:)))
+        let range = rows(of: batch)
+        let request = NSManagedObjectContext._batchRequest(
+            entity: entity, ids: ids.map { Array($0[range]) } ?? range.map(references.objectID(at:)))
+        request.returnsObjectsAsFaults = asFaults
         guard let fetched = try? context._fetchWithoutPrefetching(request) else { return false }
+        guard let window else { return withExtendedLifetime(fetched) { !object._isFault } }
         loaded.removeAll { $0 == batch }
         loaded.append(batch)
         while loaded.count > window {
@@ -67,6 +94,31 @@ package final class FetchBatch {
 }
 
 extension NSManagedObjectContext {
+    /// How many of a to-many relationship's destination faults load together (``_batchFaults(_:entity:)``).
+    package static let relationshipFaultBatchSize = 100
+
+    /// Groups `objects`, a to-many relationship's destinations just loaded, so that the first of
+    /// the faults among them to fire loads the rows of its batch of ``relationshipFaultBatchSize``
+    /// in one fetch, as snapshots: the others stay faults and fire from their snapshot when used,
+    /// without going to the store, as a fault whose row is in Apple's row cache does. Firing each on
+    /// its own was a statement a destination: in case 8 (100 moods a country) about 9,200
+    /// instructions a mood, 4,400 in batches, and 418 ms against 153 ms for the case. Objects that
+    /// are not plain faults (realized, holding a snapshot, or in a batch already) are left alone.
+    package func _batchFaults(_ objects: [NSManagedObject], entity: NSEntityDescription) {
+        let faults = objects.filter { object in
+            object._isFault && object._snapshot == nil && object._fetchBatch == nil && !object._hasTemporaryID
+        }
+        guard faults.count > 1 else { return }
+        let batchSize = Self.relationshipFaultBatchSize
+        let loader = FetchBatchLoader(
+            context: self, entity: entity, faultsOf: faults.map(\.objectID), batchSize: batchSize)
+        var batch: FetchBatch?
+        for (index, fault) in faults.enumerated() {
+            if index % batchSize == 0 { batch = FetchBatch(loader: loader, index: index / batchSize) }
+            fault._fetchBatch = batch
+        }
+    }
+
     /// A batched fetch: the object IDs up front, faults that load in batches of `fetchBatchSize`.
     /// `nil` when the request does not qualify (pending changes for the entity are merged by a
     /// plain fetch instead).

@@ -98,15 +98,27 @@ extension NSManagedObjectContext {
             request.predicate = NSPredicate(format: "%K IN %@", inverse.name, unloaded.map(\.objectID))
             request.returnsObjectsAsFaults = false
             let fetched = try _fetchWithoutPrefetching(request).managedObjects
-            var groups: [NSManagedObjectID: [NSManagedObject]] = [:]
+            var groups: [ObjectIDKey: [NSManagedObject]] = [:]
+            // The inverse's slot looked up once per entity, and its value read without casts from
+            // `Any?` (per destination, the name lookup and two casts were about 2,300
+            // instructions, callgrind case 8p).
+            var slotLayout: EntityLayout?
+            var inverseSlot: Int?
             for object in fetched where !object._isDeleted {
-                guard let slot = object._layout.indexByName[inverse.name] else { continue }
-                let owner = (object._values[slot] as? NSManagedObject)?.objectID ?? object._values[slot] as? NSManagedObjectID
-                if let owner { groups[owner, default: []].append(object) }
+                if object._layout !== slotLayout {
+                    slotLayout = object._layout
+                    inverseSlot = object._layout.indexByName[inverse.name]
+                }
+                guard let slot = inverseSlot else { continue }
+                let value = object._values[slot]
+                let owner = ValueConversion.managedObject(in: value)?.objectID
+                    ?? ValueConversion.boxedReference(in: value, as: NSManagedObjectID.self)
+                    ?? (value as? NSManagedObject)?.objectID ?? value as? NSManagedObjectID
+                if let owner { groups[ObjectIDKey(owner), default: []].append(object) }
             }
             for source in unloaded {
                 let slot = source._layout.indexByName[relationship.name]!
-                source._values[slot] = ManagedObjectList.unordered(Set(groups[source.objectID] ?? []))
+                source._values[slot] = ManagedObjectList.unordered(Set(groups[ObjectIDKey(source.objectID)] ?? []))
             }
         }
         return sources.flatMap { source in

@@ -441,7 +441,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !object._hasTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
         do {
             let value = try coordinator.newValue(forRelationship: relationship, of: object.objectID, context: self)
-            return NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
+            let objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
+            if let destination = relationship.destinationEntity { _batchFaults(objects, entity: destination) }
+            return objects
         } catch {
             reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
             return []
