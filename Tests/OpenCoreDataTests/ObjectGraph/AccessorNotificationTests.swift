@@ -11,17 +11,8 @@ import Testing
 @Suite("Accessor notifications")
 struct AccessorNotificationTests {
     @Test func everyKindOfReadIsBracketedOnce() throws {
-        let entity = NSEntityDescription(
-            name: "Reading",
-            properties: [
-                NSAttributeDescription(name: "note", type: .stringAttributeType),
-                NSAttributeDescription(name: "count", type: .integer64AttributeType),
-            ])
-        entity.managedObjectClassName = NSStringFromClass(NotifyingReading.self)
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
-        let store = try TestStore(NSInMemoryStoreType, model: model)
-        let context = store.newContext()
+        let (context, _, store) = try readingContext()
+        defer { withExtendedLifetime(store) {} }
         context.performAndWait {
             let reading = NSEntityDescription.insertNewObject(forEntityName: "Reading", into: context) as! NotifyingReading
 
@@ -47,23 +38,8 @@ struct AccessorNotificationTests {
 /// called, and what was found for one class must not be used for another class of the same entity.
 @Suite("Accessor notifications kept or overridden")
 struct KeptNotificationTests {
-    private func context() throws -> (NSManagedObjectContext, NSEntityDescription, TestStore) {
-        let entity = NSEntityDescription(
-            name: "Reading",
-            properties: [
-                NSAttributeDescription(name: "note", type: .stringAttributeType),
-                NSAttributeDescription(name: "count", type: .integer64AttributeType),
-                NSAttributeDescription(name: "size", type: .integer64AttributeType),
-            ])
-        entity.managedObjectClassName = NSStringFromClass(NotifyingReading.self)
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
-        let store = try TestStore(NSInMemoryStoreType, model: model)
-        return (store.newContext(), entity, store)
-    }
-
     @Test func everyKindOfWriteIsBracketedOnce() throws {
-        let (context, _, store) = try context()
+        let (context, _, store) = try readingContext()
         context.performAndWait {
             let inserted = NSEntityDescription.insertNewObject(forEntityName: "Reading", into: context)
             let reading = inserted as! NotifyingReading
@@ -78,7 +54,7 @@ struct KeptNotificationTests {
     }
 
     @Test func anInheritedOverrideIsCalledForReadsAndWrites() throws {
-        let (context, entity, store) = try context()
+        let (context, entity, store) = try readingContext()
         context.performAndWait {
             let reading = InheritingReading(entity: entity, insertInto: context)
             reading.accesses = []
@@ -92,7 +68,7 @@ struct KeptNotificationTests {
     }
 
     @Test func classesOfOneEntityAreToldApart() throws {
-        let (context, entity, store) = try context()
+        let (context, entity, store) = try readingContext()
         context.performAndWait {
             let notifying = NotifyingReading(entity: entity, insertInto: context)
             let quiet = QuietReading(entity: entity, insertInto: context)
@@ -111,7 +87,7 @@ struct KeptNotificationTests {
     }
 
     @Test func aKeptFaultStillFiresOnRead() throws {
-        let (context, entity, store) = try context()
+        let (context, entity, store) = try readingContext()
         try context.performAndWait {
             let quiet = QuietReading(entity: entity, insertInto: context)
             quiet.note = "saved"
@@ -123,6 +99,23 @@ struct KeptNotificationTests {
         }
         withExtendedLifetime(store) {}
     }
+}
+
+/// A context on an in-memory store of one entity, `Reading` (`note`, `count`, `size`), whose class is
+/// `NotifyingReading`.
+private func readingContext() throws -> (NSManagedObjectContext, NSEntityDescription, TestStore) {
+    let entity = NSEntityDescription(
+        name: "Reading",
+        properties: [
+            NSAttributeDescription(name: "note", type: .stringAttributeType),
+            NSAttributeDescription(name: "count", type: .integer64AttributeType),
+            NSAttributeDescription(name: "size", type: .integer64AttributeType),
+        ])
+    entity.managedObjectClassName = NSStringFromClass(NotifyingReading.self)
+    let model = NSManagedObjectModel()
+    model.entities = [entity]
+    let store = try TestStore(NSInMemoryStoreType, model: model)
+    return (store.newContext(), entity, store)
 }
 
 /// Keeps every notification method of `NSManagedObject`.
