@@ -73,15 +73,20 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         // as much as the whole store (a test's 10,000-object cascade delete, loading its faults in
         // batches, took six minutes).
         let only = Self.identities(in: request.predicate)
-        let candidates: [(key: NSManagedObjectID, value: Row)] =
-            only.map { ids in ids.compactMap { id in rows[id].map { (key: id, value: $0) } } } ?? Array(rows)
-        for (id, row) in candidates {
-            guard id.entity === entity || (request.includesSubentities && id.entity.isKindOf(entity: entity)) else { continue }
+        func consider(_ id: NSManagedObjectID, _ row: Row) throws {
+            guard id.entity === entity || (request.includesSubentities && id.entity.isKindOf(entity: entity)) else {
+                return
+            }
             let values = node(row, entity: id.entity)
             try TransformableValues.checkDecoded(values, layout: id.entity.layout, objectID: id)
             let object = context._registerFetchedObject(objectID: id, values: values, version: row.version, asFault: true)
-            if only == nil, let predicate = request.predicate, !predicate.evaluate(with: object) { continue }
+            if only == nil, let predicate = request.predicate, !predicate.evaluate(with: object) { return }
             objects.append(object)
+        }
+        if let only {
+            for id in only { if let row = rows[id] { try consider(id, row) } }
+        } else {
+            for (id, row) in rows { try consider(id, row) }
         }
         request.sortInMemory(&objects)
         let slice = request.page(objects)
