@@ -185,22 +185,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package func _registerFetchedRow(_ offer: FaultConstruction.RowOffer, layout: EntityLayout,
                                      values: consuming RowValues, version: Int64, asFault: Bool,
                                      registration: inout FetchRegistration) -> NSManagedObject {
-        if let expected = registration.expectedFilings {
+        if let expected = registration.expectedFilings, registry.filingCount == expected {
+            let object = NSManagedObject.makeFault(class: layout.managedObjectClass, row: offer, context: self)
+            // The object's initializer may be the app's, and it may have filed objects.
             if registry.filingCount == expected {
-                let object = NSManagedObject.makeFault(class: layout.managedObjectClass, row: offer, context: self)
-                // The object's initializer may be the app's, and it may have filed objects.
-                if registry.filingCount == expected {
-                    registration.expectedFilings = expected &+ 1
-                    return _fetchedNew(object, values: values, version: version, asFault: asFault)
-                }
-                registration.expectedFilings = nil
-                if let found = registry.object(store: offer.store, root: layout.rootID, key: offer.key) {
-                    return _refetched(found, values: values, version: version, asFault: asFault)  // `object` unused
-                }
+                registration.expectedFilings = expected &+ 1
                 return _fetchedNew(object, values: values, version: version, asFault: asFault)
             }
             registration.expectedFilings = nil
+            if let found = registry.object(store: offer.store, root: layout.rootID, key: offer.key) {
+                return _refetched(found, values: values, version: version, asFault: asFault)  // `object` unused
+            }
+            return _fetchedNew(object, values: values, version: version, asFault: asFault)
         }
+        registration.expectedFilings = nil
         if let object = registry.object(store: offer.store, root: layout.rootID, key: offer.key) {
             return _refetched(object, values: values, version: version, asFault: asFault)
         }
