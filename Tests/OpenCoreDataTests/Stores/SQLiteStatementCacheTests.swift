@@ -107,6 +107,45 @@ struct SQLiteStatementCacheTests {
         #expect(try connection.column("SELECT A FROM T ORDER BY A") == [1, 2, 3, 4].map { .integer($0) })
     }
 
+    /// A fetch statement cached by its shape keeps its values bound across a reset (every fetch
+    /// binds all of its parameters again, so clearing them was wasted work); a statement prepared
+    /// otherwise clears them, so a parameter it leaves unbound reads as NULL. Fetches by the same
+    /// shape with values of every length still each match their own rows.
+    @Test func fetchStatementsKeepTheirBindings() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        for name in ["", "a", "bb", String(repeating: "c", count: 40)] { insertObject("Employee", ["name": name], into: context) }
+        try context.save()
+        for name in ["bb", "", String(repeating: "c", count: 40), "a", "zz", "bb"] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate(format: "name == %@", name)
+            let found = try context.fetch(request)
+            #expect(found.map { $0.value(forKey: "name") as? String } == (name == "zz" ? [] : [name]))
+        }
+
+        let sqlite = try sqliteStore(store.coordinator)
+        let connection = try #require(sqlite.connection)
+        let entity = try #require(store.model.entitiesByName["Employee"])
+        let mapping = try #require(sqlite.schema.mapping(for: entity))
+        let shape = SQLiteStore.FetchShape(
+            mapping: mapping, columns: .rows, conditions: ["a test's own shape"], joins: [], order: [], limited: false)
+        let fetch = try connection.prepare(shape: shape) { "SELECT ? + 1" }
+        #expect(fetch.keepsBindings)
+        fetch.bind(Int64(41), 1)
+        #expect(try fetch.step() && fetch.int64(0) == 42)
+        fetch.reset()
+        #expect(try fetch.step() && fetch.int64(0) == 42, "the value stays bound")
+        fetch.reset()
+
+        let other = try connection.prepare("SELECT ? + 2 - 1")
+        #expect(!other.keepsBindings)
+        other.bind(Int64(41), 1)
+        #expect(try other.step() && other.int64(0) == 42)
+        other.reset()
+        #expect(try other.step() && other.isNull(0), "the cleared parameter is NULL")
+        other.reset()
+    }
+
     /// A statement held by a caller while the cache starts over stays usable until released.
     @Test func aHeldStatementOutlivesEviction() throws {
         let store = try TestStore(NSSQLiteStoreType)

@@ -125,11 +125,13 @@ final class SQLiteConnection {
     func prepare(shape: SQLiteStore.FetchShape, sql: () -> String) throws -> SQLiteStatement {
         if let cached = fetchCache[shape] { return try reuse(cached) }
         let statement = try prepare(sql())
+        statement.keepsBindings = true  // a fetch binds every parameter of its SQL
         fetchCache[shape] = statement
         return statement
     }
 
-    /// `statement`, one of this connection's cached statements, reset and with bindings cleared.
+    /// `statement`, one of this connection's cached statements, reset and with bindings cleared
+    /// (unless it ``SQLiteStatement/keepsBindings``).
     /// While it is being stepped (a fetch run from `awakeFromFetch()` inside a fetch of the same
     /// shape), resetting it would end the outer fetch early: the caller gets a statement of the
     /// same SQL of its own, finalized when released.
