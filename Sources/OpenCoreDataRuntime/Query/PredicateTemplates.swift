@@ -130,10 +130,10 @@ enum PredicateTemplates {
                 }
             case .integer:
                 if let value, let integer = ValueConversion.exactly(value, as: Int.self) {
-                    return NSExpression(_node: .constant(integer), integer: integer)
+                    return NSExpression(_integerConstant: integer)
                 }
                 if let value, let integer = ValueConversion.exactly(value, as: Int64.self) {
-                    return NSExpression(_node: .constant(Int(integer)), integer: Int(integer))
+                    return NSExpression(_integerConstant: Int(integer))
                 }
             case .object:
                 if let value, let string = ValueConversion.exactly(value, as: String.self) {
@@ -173,10 +173,10 @@ enum PredicateTemplates {
                 }
             case .integer:
                 if let integer = ValueConversion.exactly(in: arguments, at: index, as: Int64.self) {
-                    return NSExpression(_node: .constant(Int(integer)), integer: Int(integer))
+                    return NSExpression(_integerConstant: Int(integer))
                 }
                 if let integer = ValueConversion.exactly(in: arguments, at: index, as: Int.self) {
-                    return NSExpression(_node: .constant(integer), integer: integer)
+                    return NSExpression(_integerConstant: integer)
                 }
             case .object:
                 if let string = ValueConversion.exactly(in: arguments, at: index, as: String.self) {

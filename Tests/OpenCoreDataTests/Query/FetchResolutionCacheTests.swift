@@ -220,6 +220,26 @@ import Testing
         #expect(variadic.evaluate(with: ["id": 7]) && !variadic.evaluate(with: ["id": 8]))
         #expect(NSPredicate(format: "%K == %@", "name", nil).predicateFormat == "name == nil")
     }
+
+    /// An integer argument (`%d`, `%lld`, as `Int`, `Int64` or through the array form) becomes a
+    /// constant `Int` with the fields the direct parse's constant has, plus the integer a planned
+    /// fetch binds without boxing.
+    @Test func integerArgumentsBecomeIntConstants() throws {
+        let predicates = [
+            NSPredicate(format: "%K == %lld", "id", Int64(-7)), NSPredicate(format: "id == %d", -7),
+            NSPredicate(format: "id == %lld", argumentArray: [Int64(-7)]), NSPredicate(format: "id == %d", argumentArray: [-7]),
+        ]
+        let direct = NSExpression(forConstantValue: -7)
+        for predicate in predicates {
+            let constant = try #require((predicate as? NSComparisonPredicate)?.rightExpression)
+            #expect(constant == direct)
+            #expect(constant.expressionType == .constantValue)
+            #expect(constant.constantValue as? Int == -7)
+            #expect(constant._constantType == direct._constantType)
+            #expect(constant._constantInteger == -7)
+            #expect(constant._plainKeyPath == nil)
+        }
+    }
 }
 
 /// A request whose predicate getter is overridden (see `aSubclasssOverriddenGetterIsWhatTheStoreReads`).
