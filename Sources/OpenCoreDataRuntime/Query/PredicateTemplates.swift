@@ -33,11 +33,21 @@ enum PredicateTemplates {
         /// instances are then made directly, not by the substitution walk (which looked at each
         /// side's node and each slot's name: about 700 instructions an instance, callgrind case 4).
         let comparison: Comparison?
+        /// The origin every instance shares, when the template is one comparison whose sides hold
+        /// all its slots: an instance's slots are then read from its sides, and no origin is made
+        /// per instance (making one and freeing it was about 300 instructions an instance,
+        /// callgrind case 4).
+        let sharedOrigin: PredicateTemplateOrigin?
 
         init(predicate: NSPredicate, slots: [Slot]) {
             self.predicate = predicate
             self.slots = slots
-            comparison = Comparison(predicate, slotCount: slots.count)
+            let comparison = Comparison(predicate, slotCount: slots.count)
+            self.comparison = comparison
+            let validations = validations
+            sharedOrigin = comparison?.slotSides(count: slots.count).map { sides in
+                PredicateTemplateOrigin(template: predicate, validations: validations, sides: sides)
+            }
         }
     }
 
@@ -58,6 +68,22 @@ enum PredicateTemplates {
             modifier = comparison.comparisonPredicateModifier
             type = comparison.predicateOperatorType
             options = comparison.options
+        }
+
+        /// Which side holds each of the template's `count` slots, when the sides hold them all.
+        func slotSides(count: Int) -> PredicateTemplateOrigin.SlotSides? {
+            func isLeft(_ index: Int) -> Bool? {
+                if case .slot(index) = left { return true }
+                if case .slot(index) = right { return false }
+                return nil
+            }
+            switch count {
+            case 1: return isLeft(0).map { PredicateTemplateOrigin.SlotSides(firstIsLeft: $0, secondIsLeft: nil) }
+            case 2:
+                guard let first = isLeft(0), let second = isLeft(1) else { return nil }
+                return PredicateTemplateOrigin.SlotSides(firstIsLeft: first, secondIsLeft: second)
+            default: return nil
+            }
         }
 
         /// The instance with `slots`: what `_substituting` makes of the template.
@@ -258,32 +284,42 @@ enum PredicateTemplates {
         if slots.isEmpty { return template.predicate }  // immutable: shared
         // Specifiers are numbered in order, so slot `%i` is the i-th specifier and argument.
         guard slots.count <= count else { return nil }
-        let instanceSlots: TemplateSlots
+        // The expressions are held here, and then by the instance (and its own origin), while
+        // `TemplateSlots` views of them are used.
+        var first: NSExpression?
+        var second: NSExpression?
+        var expressions: [NSExpression]?
         if slots.count <= 2 {
-            guard let first = expression(slots[0], 0) else { return nil }
-            var second: NSExpression?
+            guard let made = expression(slots[0], 0) else { return nil }
+            first = made
             if slots.count == 2 {
                 guard let made = expression(slots[1], 1) else { return nil }
                 second = made
             }
-            instanceSlots = TemplateSlots(first, second)
         } else {
-            var expressions: [NSExpression] = []
-            expressions.reserveCapacity(slots.count)
+            var made: [NSExpression] = []
+            made.reserveCapacity(slots.count)
             for index in slots.indices {
                 guard let expression = expression(slots[index], index) else { return nil }
-                expressions.append(expression)
+                made.append(expression)
             }
-            instanceSlots = TemplateSlots(expressions)
+            expressions = made
         }
-        let predicate =
-            template.comparison?.instance(instanceSlots)
-            ?? template.predicate._substituting(SubstitutionVariables(named: [:], slots: Array(instanceSlots)))
-        if predicate !== template.predicate {  // never mark the shared template itself
-            predicate._templateOrigin = PredicateTemplateOrigin(
-                template: template.predicate, slots: instanceSlots, validations: template.validations)
+        return withExtendedLifetime((first, second)) {
+            let instanceSlots = expressions.map(TemplateSlots.init) ?? TemplateSlots(first.unsafelyUnwrapped, second)
+            let predicate =
+                template.comparison?.instance(instanceSlots)
+                ?? template.predicate._substituting(SubstitutionVariables(named: [:], slots: Array(instanceSlots)))
+            if predicate !== template.predicate {  // never mark the shared template itself
+                // A shared origin means the instance is the comparison's (`comparison` is then set).
+                predicate._templateOrigin =
+                    template.sharedOrigin
+                    ?? PredicateTemplateOrigin(
+                        template: template.predicate, first: first, second: second, all: expressions,
+                        validations: template.validations)
+            }
+            return predicate
         }
-        return predicate
     }
 
     /// Whether `format` can be parsed as a template (for tests).
@@ -310,46 +346,88 @@ enum PredicateTemplates {
 /// stands for the format string) and the expressions that replaced its slots `%0`, `%1`, ...; the
 /// instance's tree holds these same expression objects where the template had the slots.
 ///
-/// A class: a fetch reads it three times (validation, the plan's lookup, binding), and as a struct
-/// of five references each read retained and released all five (about 400 instructions a lookup,
-/// callgrind case 4), more than its allocation costs.
-final class PredicateTemplateOrigin {
-    let template: NSPredicate
-    let slots: TemplateSlots
-    let validations: TemplateValidations
-
-    init(template: NSPredicate, slots: TemplateSlots, validations: TemplateValidations) {
-        self.template = template
-        self.slots = slots
-        self.validations = validations
+/// An instance of a one-comparison template whose sides hold every slot has the origin its
+/// template shares with all its instances, and its slots are read from its sides; any other
+/// instance has an origin of its own, which holds its slots. So the slots are asked of an origin
+/// with the instance they are wanted for (``slots(of:)``).
+final class PredicateTemplateOrigin: Sendable {
+    /// For an origin shared by a comparison template's instances: the side of slot 0, and of slot 1
+    /// when there is one (`true`: the left).
+    struct SlotSides: Sendable {
+        let firstIsLeft: Bool
+        let secondIsLeft: Bool?
     }
 
-    /// The key paths the instance's `%K` slots hold, in order.
-    var keyPathSlots: [String] {
+    let template: NSPredicate
+    let validations: TemplateValidations
+    /// An instance's own origin: its slots, held. A shared origin: its slots' `sides`.
+    private let first: NSExpression?
+    private let second: NSExpression?
+    private let all: [NSExpression]?
+    private let sides: SlotSides?
+
+    /// The origin of one instance, whose slots are `first` (and `second`), or `all` when there
+    /// are more than two.
+    init(
+        template: NSPredicate, first: NSExpression?, second: NSExpression?, all: [NSExpression]?,
+        validations: TemplateValidations
+    ) {
+        self.template = template
+        self.validations = validations
+        (self.first, self.second, self.all) = (first, second, all)
+        sides = nil
+    }
+
+    /// The origin shared by the instances of a comparison template whose slots are on `sides`.
+    init(template: NSPredicate, validations: TemplateValidations, sides: SlotSides) {
+        self.template = template
+        self.validations = validations
+        (first, second, all) = (nil, nil, nil)
+        self.sides = sides
+    }
+
+    /// The expressions that replaced the template's slots in `instance`, a predicate whose origin
+    /// this is; a view that is valid while `instance` is.
+    @inline(__always)
+    func slots(of instance: NSPredicate) -> TemplateSlots {
+        guard let sides else {
+            if let all { return TemplateSlots(all) }
+            return TemplateSlots(first.unsafelyUnwrapped, second)
+        }
+        // A shared origin is set only on comparisons `PredicateTemplates.Comparison` made.
+        let comparison = unsafeDowncast(instance, to: NSComparisonPredicate.self)
+        let left = comparison.leftExpression, right = comparison.rightExpression
+        guard let secondIsLeft = sides.secondIsLeft else { return TemplateSlots(sides.firstIsLeft ? left : right, nil) }
+        return TemplateSlots(sides.firstIsLeft ? left : right, secondIsLeft ? left : right)
+    }
+
+    /// The key paths of `slots`' `%K` slots, in order.
+    static func keyPathSlots(_ slots: TemplateSlots) -> [String] {
         slots.compactMap(\._plainKeyPath)
     }
 
-    /// Whether the instance's key paths are known to be valid for `entity`: an instance of the
+    /// Whether the key paths of `instance` are known to be valid for `entity`: an instance of the
     /// same template with the same `%K` key paths passed ``NSPredicate/_ocdValidate(for:)``.
     /// (Validation checks key paths only; constants take no part.)
-    func isValidated(for entity: NSEntityDescription) -> Bool {
-        validations.entries.withLock { entries in
-            entries.contains { $0.entity === entity && keyPathSlotsEqual($0.keyPaths) }
+    func isValidated(for entity: NSEntityDescription, instance: NSPredicate) -> Bool {
+        let slots = slots(of: instance)
+        return validations.entries.withLock { entries in
+            entries.contains { $0.entity === entity && Self.keyPaths(of: slots, equal: $0.keyPaths) }
         }
     }
 
-    func noteValidated(for entity: NSEntityDescription) {
-        let keyPaths = keyPathSlots
+    func noteValidated(for entity: NSEntityDescription, instance: NSPredicate) {
+        let keyPaths = Self.keyPathSlots(slots(of: instance))
         validations.entries.withLock { entries in
             if entries.count >= TemplateValidations.limit { entries.removeFirst() }
             entries.append((entity, keyPaths))
         }
     }
 
-    private func keyPathSlotsEqual(_ keyPaths: [String]) -> Bool {
+    private static func keyPaths(of slots: TemplateSlots, equal keyPaths: [String]) -> Bool {
         var index = 0
-        for slot in slots {
-            guard let path = slot._plainKeyPath else { continue }
+        for slot in 0..<slots.count {
+            guard let path = slots.withSlot(slot, { $0._plainKeyPath }) else { continue }
             guard index < keyPaths.count, keyPaths[index] == path else { return false }
             index += 1
         }
@@ -367,9 +445,14 @@ final class TemplateValidations: Sendable {
 /// A template instance's slot expressions, in order: one or two (most formats have one or two
 /// specifiers) kept inline, more in an array. An array of them was allocated for every instance and
 /// freed with it (about 350 instructions an instance, callgrind case 4).
-struct TemplateSlots: RandomAccessCollection {
-    private let first: NSExpression?
-    private let second: NSExpression?
+///
+/// A view: the inline expressions are not held (a copy of the view, passed along a fetch, retained
+/// and released each), so it is valid only while what holds them is (the instance predicate, or
+/// the caller that made them).
+struct TemplateSlots: RandomAccessCollection, @unchecked Sendable {
+    // @unchecked Sendable: a view of immutable expressions (see above).
+    private let first: Unmanaged<NSExpression>?
+    private let second: Unmanaged<NSExpression>?
     /// All of them, when there are more than two.
     private let all: [NSExpression]?
     let endIndex: Int
@@ -378,16 +461,16 @@ struct TemplateSlots: RandomAccessCollection {
 
     /// One slot, or two.
     init(_ first: NSExpression, _ second: NSExpression?) {
-        self.first = first
-        self.second = second
+        self.first = Unmanaged.passUnretained(first)
+        self.second = second.map(Unmanaged.passUnretained)
         all = nil
         endIndex = second == nil ? 1 : 2
     }
 
     init(_ expressions: [NSExpression]) {
         if expressions.count <= 2 {
-            first = expressions.first
-            second = expressions.count == 2 ? expressions[1] : nil
+            first = expressions.first.map(Unmanaged.passUnretained)
+            second = expressions.count == 2 ? Unmanaged.passUnretained(expressions[1]) : nil
             all = nil
         } else {
             first = nil
@@ -400,6 +483,16 @@ struct TemplateSlots: RandomAccessCollection {
     subscript(index: Int) -> NSExpression {
         if let all { return all[index] }
         precondition(index >= 0 && index < endIndex, "TemplateSlots: index \(index) out of range")
-        return index == 0 ? first.unsafelyUnwrapped : second.unsafelyUnwrapped
+        return (index == 0 ? first : second).unsafelyUnwrapped.takeUnretainedValue()
+    }
+
+    /// `body` of slot `index`, read without a retain (the view's owner holds it): the loops a fetch
+    /// runs over its slots (validation, the plan's lookup) retained and released each slot read,
+    /// and copied the view to iterate it.
+    @inline(__always)
+    func withSlot<R>(_ index: Int, _ body: (NSExpression) -> R) -> R {
+        if let all { return body(all[index]) }
+        precondition(index >= 0 && index < endIndex, "TemplateSlots: index \(index) out of range")
+        return (index == 0 ? first : second).unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
     }
 }

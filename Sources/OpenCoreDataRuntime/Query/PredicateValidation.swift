@@ -12,13 +12,13 @@ extension NSPredicate {
     package func _ocdValidate(for entity: NSEntityDescription) throws {
         // The origin read unretained: the predicate holds it, set once before it was returned.
         if let origin = _templateOrigin.map(Unmanaged.passUnretained),
-            origin._withUnsafeGuaranteedRef({ $0.isValidated(for: entity) })
+            origin._withUnsafeGuaranteedRef({ $0.isValidated(for: entity, instance: self) })
         {
             return
         }
         try _ocdCheckValid()
         try PredicateValidator(entity: entity).check(self, scope: [:])
-        _templateOrigin?.noteValidated(for: entity)
+        _templateOrigin?.noteValidated(for: entity, instance: self)
     }
 }
 

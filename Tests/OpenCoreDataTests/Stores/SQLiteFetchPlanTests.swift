@@ -204,6 +204,45 @@ struct SQLiteFetchPlanTests {
         _ = try Self.results(NSPredicate(format: "age IN %@", [30, 41]), in: context)
         #expect(try Self.plans(store) == 3)
     }
+
+    /// Instances of a one-comparison template whose sides hold every slot share their template's
+    /// origin and have their slots read from their own sides: instances alive together, with the
+    /// slot on either side or on both, each fetch and validate their own rows. Any other template's
+    /// instance (a compound, or a comparison whose side is not the slot itself) has an origin of
+    /// its own.
+    @Test func comparisonInstancesShareAnOriginAndReadTheirOwnSlots() throws {
+        let (store, context, _) = try Self.seeded()
+        defer { withExtendedLifetime(store) {} }
+        // A format, argument sets, the names each set matches, and each set's slots as formats.
+        let formats: [(String, [[Any]], [[String]], [[String]])] = [
+            ("%K == %d", [["age", 30], ["age", 41], ["age", 19]], [["Ann", "Bob"], ["ann"], ["Émile"]],
+             [["age", "30"], ["age", "41"], ["age", "19"]]),
+            ("%@ == name", [["Zoe"], ["Ann"]], [["Zoe"], ["Ann"]], [["\"Zoe\""], ["\"Ann\""]]),
+            ("name == %@", [["Zoë"], ["Bob"]], [["Zoë"], ["Bob"]], [["\"Zoë\""], ["\"Bob\""]]),
+            ("%d < %K", [[40, "age"], [50, "age"]], [["Zoe", "ann"], ["Zoe"]], [["40", "age"], ["50", "age"]]),
+            ("name == %@ AND age > %d", [["Ann", 20], ["Bob", 40]], [["Ann"], []],
+             [["\"Ann\"", "20"], ["\"Bob\"", "40"]]),
+            ("age + 0 == %d", [[25], [52]], [["Zoë"], ["Zoe"]], [["25"], ["52"]]),
+        ]
+        for (format, argumentSets, expected, expectedSlots) in formats {
+            let predicates = argumentSets.map { NSPredicate(format: format, argumentArray: $0) }
+            let origins = predicates.map { $0._templateOrigin }
+            let shares = !format.contains("AND") && !format.contains("+")
+            #expect(origins.allSatisfy { $0 != nil }, "\(format)")
+            #expect((origins[0] === origins[1]) == shares, "\(format)")
+            for (predicate, slots) in zip(predicates, expectedSlots) {
+                let origin = try #require(predicate._templateOrigin)
+                #expect(origin.slots(of: predicate).map(\.description) == slots, "\(predicate)")
+            }
+            for _ in 0..<2 {  // the second round by the plans the first made
+                for (predicate, names) in zip(predicates, expected).reversed() {
+                    let (fetched, evaluated) = try Self.results(predicate, in: context)
+                    #expect(fetched == names.sorted(), "\(predicate)")
+                    #expect(evaluated == names.sorted(), "\(predicate)")
+                }
+            }
+        }
+    }
 }
 
 /// An object whose `awakeFromFetch()` runs a fetch (once, not from nested fetches).

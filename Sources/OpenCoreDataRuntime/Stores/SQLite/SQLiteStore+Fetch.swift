@@ -27,26 +27,29 @@ extension SQLiteStore {
         let predicate = request.resultType == .countResultType ? nil : request.predicate
         defer { withExtendedLifetime(predicate) {} }
         let originRef = predicate.flatMap { predicate in predicate._templateOrigin.map(Unmanaged.passUnretained) }
+        // The instance's slot expressions (an origin means a predicate): a view, valid while the
+        // predicate is held.
+        let slots = originRef.map { ref in ref._withUnsafeGuaranteedRef { $0.slots(of: predicate.unsafelyUnwrapped) } }
         let requestShape = originRef != nil ? RequestShape(request, keysOnly: keysOnly) : nil
         let found = requestShape.flatMap { shape in
             originRef.flatMap { ref in
-                ref._withUnsafeGuaranteedRef { connection.fetchPlans.plan(for: $0, mapping: mapping, shape: shape) }
+                ref._withUnsafeGuaranteedRef { origin in
+                    slots.flatMap { connection.fetchPlans.plan(for: origin, slots: $0, mapping: mapping, shape: shape) }
+                }
             }
         }
 
         // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows.
-        if let found, let originRef, !keysOnly, request.resultType == .managedObjectResultType,
-            let objects = try originRef._withUnsafeGuaranteedRef({ origin in
-                try plannedObjects(
-                    found, origin: origin, request: request, mapping: mapping, connection: connection, context: context)
-            })
+        if let found, let slots, !keysOnly, request.resultType == .managedObjectResultType,
+            let objects = try plannedObjects(
+                found, slots: slots, request: request, mapping: mapping, connection: connection, context: context)
         {
             return objects
         }
         let origin = originRef?.takeUnretainedValue()
         let table = mapping.table  // read here, not before the planned path, which does not use it
         // `nil` when a value cannot be bound as the plan's first instance was: compile afresh.
-        var planBindings = origin.flatMap { origin in found?.bindings(for: origin.slots) }
+        var planBindings = slots.flatMap { slots in found?.bindings(for: slots) }
         let plan = planBindings != nil ? found : nil
 
         var conditions: [String] = []
@@ -62,15 +65,15 @@ extension SQLiteStore {
             order = plan.order
             bindings = planBindings ?? []
             planBindings = nil  // `bindings` is then the array's only owner
-            assert(planMatchesCompiler(plan, request, mapping: mapping, origin: origin, bindings: bindings))
+            assert(planMatchesCompiler(plan, request, mapping: mapping, slots: slots, bindings: bindings))
         } else {
-            let compiled = compiledConditions(request, mapping: mapping, slots: origin.map { Array($0.slots) } ?? [])
+            let compiled = compiledConditions(request, mapping: mapping, slots: slots.map(Array.init) ?? [])
             (conditions, residual, order) = (compiled.conditions, compiled.residual, compiled.order)
             joins = compiled.query.joins
             bindings = compiled.query.bindings
             // Keep a plan when the whole fetch ran in SQL and nothing in it depends on a value.
-            if found == nil, let origin, let requestShape, residual.isEmpty, order != nil, compiled.query.reusable,
-                let kinds = FetchPlan.kinds(of: origin.slots)
+            if found == nil, let origin, let slots, let requestShape, residual.isEmpty, order != nil,
+                compiled.query.reusable, let kinds = FetchPlan.kinds(of: slots)
             {
                 newPlan = FetchPlan(
                     template: origin.template, mapping: mapping, request: requestShape, kinds: kinds,
@@ -190,9 +193,9 @@ extension SQLiteStore {
     /// Whether `plan` has what the compiler makes of `request` now (debug builds check each use).
     private func planMatchesCompiler(
         _ plan: FetchPlan, _ request: NSFetchRequest<any NSFetchRequestResult>, mapping: SQLiteSchema.EntityMapping,
-        origin: PredicateTemplateOrigin?, bindings: [SQLiteValue]
+        slots: TemplateSlots?, bindings: [SQLiteValue]
     ) -> Bool {
-        let fresh = compiledConditions(request, mapping: mapping, slots: origin.map { Array($0.slots) } ?? [])
+        let fresh = compiledConditions(request, mapping: mapping, slots: slots.map(Array.init) ?? [])
         return fresh.conditions == plan.conditions && fresh.query.joins == plan.joins && fresh.order == plan.order
             && fresh.query.bindings == bindings && fresh.residual.isEmpty
     }
@@ -208,17 +211,17 @@ extension SQLiteStore {
     /// `RequestShape` taking the request borrowed, ten retains and eight releases fewer a lookup,
     /// about 520 instructions).
     private func plannedObjects(
-        _ plan: FetchPlan, origin: PredicateTemplateOrigin, request: NSFetchRequest<any NSFetchRequestResult>,
+        _ plan: FetchPlan, slots: TemplateSlots, request: NSFetchRequest<any NSFetchRequestResult>,
         mapping: SQLiteSchema.EntityMapping, connection: SQLiteConnection, context: NSManagedObjectContext
     ) throws -> FetchResults? {
         guard let prepared = plan.statement else { return nil }
         let statement = try connection.reuse(prepared, observed: false)
         defer { statement.reset() }
-        guard let next = plan.bind(origin.slots, into: statement) else { return nil }
+        guard let next = plan.bind(slots, into: statement) else { return nil }
         connection.statementObserver?(statement.sql)
         assert(
             planMatchesCompiler(
-                plan, request, mapping: mapping, origin: origin, bindings: plan.bindings(for: origin.slots) ?? []))
+                plan, request, mapping: mapping, slots: slots, bindings: plan.bindings(for: slots) ?? []))
         if plan.request.limited {
             statement.bind(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1, next)
             statement.bind(Int64(request.fetchOffset), next + 1)

@@ -94,7 +94,7 @@ extension SQLiteStore {
                 // number itself (as `SQLiteQuery.sqlValue` binds it), read without boxing: about 390
                 // instructions a lookup (callgrind case 4).
                 if case .slot(let slot, .value(let type)) = binding, Self.bindsNumbers(type), slot < slots.count,
-                    let integer = slots[slot]._constantInteger
+                    let integer = slots.withSlot(slot, { $0._constantInteger })
                 {
                     statement.bind(integer, index)
                     index += 1
@@ -157,20 +157,19 @@ extension SQLiteStore {
         /// the expected type (not a string) matches without being read further.
         static func slots(_ slots: TemplateSlots, haveKinds kinds: [SlotKind]) -> Bool {
             guard slots.count == kinds.count else { return false }
-            for index in slots.indices {
+            for index in 0..<slots.count {
                 // One look at the slot's node for the common kinds: matching a tuple of the kind and
                 // the node copied the node once per pattern tried (about 270 instructions a fetch,
                 // callgrind case 4).
-                let slot = slots[index]
                 switch kinds[index] {
                 case .keyPath(let expected):
                     // Any other node has another kind.
-                    guard let path = slot._plainKeyPath, path == expected else { return false }
+                    guard let path = slots.withSlot(index, { $0._plainKeyPath }), path == expected else { return false }
                 case .value(let type, .none):
-                    if slot._constantType == type { continue }
-                    if kind(of: slot) != kinds[index] { return false }
+                    if slots.withSlot(index, { $0._constantType }) == type { continue }
+                    if kind(of: slots[index]) != kinds[index] { return false }
                 default:
-                    if kind(of: slot) != kinds[index] { return false }
+                    if kind(of: slots[index]) != kinds[index] { return false }
                 }
             }
             return true
@@ -270,13 +269,15 @@ extension SQLiteStore {
         private(set) var count = 0
         static let limit = 512
 
-        /// The plan for an instance of `origin`'s template fetching from `mapping` with `shape`.
+        /// The plan for an instance of `origin`'s template, with `slots`, fetching from `mapping` with
+        /// `shape`.
         mutating func plan(
-            for origin: PredicateTemplateOrigin, mapping: SQLiteSchema.EntityMapping, shape: RequestShape
+            for origin: PredicateTemplateOrigin, slots: TemplateSlots, mapping: SQLiteSchema.EntityMapping,
+            shape: RequestShape
         ) -> FetchPlan? {
-            if let last, Self.plan(last, serves: origin, mapping, shape) { return last }
+            if let last, Self.plan(last, serves: origin, slots, mapping, shape) { return last }
             guard let candidates = plans[ObjectIdentifier(origin.template)] else { return nil }
-            for plan in candidates where Self.plan(plan, serves: origin, mapping, shape) {
+            for plan in candidates where Self.plan(plan, serves: origin, slots, mapping, shape) {
                 last = plan
                 return plan
             }
@@ -284,11 +285,11 @@ extension SQLiteStore {
         }
 
         private static func plan(
-            _ plan: FetchPlan, serves origin: PredicateTemplateOrigin, _ mapping: SQLiteSchema.EntityMapping,
-            _ shape: RequestShape
+            _ plan: FetchPlan, serves origin: PredicateTemplateOrigin, _ slots: TemplateSlots,
+            _ mapping: SQLiteSchema.EntityMapping, _ shape: RequestShape
         ) -> Bool {
             plan.template === origin.template && plan.mapping === mapping && plan.request == shape
-                && FetchPlan.slots(origin.slots, haveKinds: plan.kinds)
+                && FetchPlan.slots(slots, haveKinds: plan.kinds)
         }
 
         mutating func insert(_ plan: FetchPlan) {
