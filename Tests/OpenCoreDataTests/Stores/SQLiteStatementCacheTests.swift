@@ -146,6 +146,26 @@ struct SQLiteStatementCacheTests {
         other.reset()
     }
 
+    /// The connection remembers the entity mapping its last fetch used, for that entity of that
+    /// schema only: another entity, or the same entity in another schema (a store opened again
+    /// after a migration), gets its own.
+    @Test func aFetchsMappingIsRememberedPerEntityAndSchema() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let sqlite = try sqliteStore(store.coordinator)
+        let connection = try #require(sqlite.connection)
+        let employee = try #require(store.model.entitiesByName["Employee"])
+        let department = try #require(store.model.entitiesByName["Department"])
+        let schema = try #require(sqlite.schema)
+        let first = try #require(connection.fetchMapping(of: employee, in: schema))
+        #expect(first === schema.mapping(for: employee))
+        #expect(connection.fetchMapping(of: employee, in: schema) === first)
+        #expect(connection.fetchMapping(of: department, in: schema) === schema.mapping(for: department))
+        let other = SQLiteSchema(model: store.model)
+        let again = try #require(connection.fetchMapping(of: employee, in: other))
+        #expect(again === other.mapping(for: employee))
+        #expect(again !== first)
+    }
+
     /// A statement held by a caller while the cache starts over stays usable until released.
     @Test func aHeldStatementOutlivesEviction() throws {
         let store = try TestStore(NSSQLiteStoreType)

@@ -8,14 +8,14 @@ extension SQLiteStore {
     func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws
         -> FetchResults
     {
-        guard let entity = request.entity, let mapping = schema.mapping(for: entity) else {
+        let connection = try db()
+        guard let entity = request.entity, let mapping = connection.fetchMapping(of: entity, in: schema) else {
             throw OpenCoreDataError(
                 .coreDataError,
                 "the SQLite store does not hold entity \(request.entity?.name ?? request.entityName ?? "nil")",
                 entityName: request.entity?.name ?? request.entityName)
         }
         if FetchDictionaryResults.applies(to: request) { return .values(try executeDictionaryFetch(request, context: context)) }
-        let connection = try db()
         // IDs, and objects without property values (faults that load when first used), need only keys.
         let keysOnly =
             request.resultType == .managedObjectIDResultType
