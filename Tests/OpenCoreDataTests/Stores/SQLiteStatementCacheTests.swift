@@ -160,6 +160,7 @@ struct SQLiteStatementCacheTests {
         #expect(first === schema.mapping(for: employee))
         #expect(connection.fetchMapping(of: employee, in: schema) === first)
         #expect(connection.fetchMapping(of: department, in: schema) === schema.mapping(for: department))
+        #expect(connection.fetchMapping(of: employee, in: schema) === first)
         let other = SQLiteSchema(model: store.model)
         let again = try #require(connection.fetchMapping(of: employee, in: other))
         #expect(again === other.mapping(for: employee))
