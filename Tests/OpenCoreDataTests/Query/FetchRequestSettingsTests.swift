@@ -61,6 +61,32 @@ struct FetchRequestSettingsTests {
         #expect(request.fetchLimit == 7)
     }
 
+    /// The four rarely set settings are kept together out of line and shared by copies until one
+    /// changes: a change to one of them in a copy, or in the original, leaves the other as it was,
+    /// and each can be unset again.
+    @Test func theRarelySetSettingsAreCopiedOnWrite() {
+        let entity = TestModels.item()
+        let request = Self.configured(NSFetchRequest<NSManagedObject>(), entity: entity)
+        let copy = NSFetchRequest<any NSFetchRequestResult>()
+        copy.copySettings(from: request)
+        copy.propertiesToFetch = ["int64"]
+        copy.havingPredicate = nil
+        #expect(request.propertiesToFetch as? [String] == ["string"])
+        #expect(request.havingPredicate == NSPredicate(format: "string != nil"))
+        request.relationshipKeyPathsForPrefetching = ["other"]
+        request.propertiesToGroupBy = nil
+        #expect(copy.relationshipKeyPathsForPrefetching == ["owner"])
+        #expect(copy.propertiesToGroupBy as? [String] == ["string"])
+        #expect(copy.propertiesToFetch as? [String] == ["int64"] && copy.havingPredicate == nil)
+        copy.propertiesToFetch = nil
+        copy.propertiesToGroupBy = nil
+        copy.relationshipKeyPathsForPrefetching = nil
+        #expect(copy.propertiesToFetch == nil && copy.propertiesToGroupBy == nil)
+        #expect(copy.havingPredicate == nil && copy.relationshipKeyPathsForPrefetching == nil)
+        #expect(request.propertiesToFetch as? [String] == ["string"])
+        #expect(request.relationshipKeyPathsForPrefetching == ["other"])
+    }
+
     @Test func aSubclassesSettingsAreReadThroughItsAccessors() {
         let entity = TestModels.item()
         let request = Self.configured(LimitOverridingRequest(), entity: entity)
