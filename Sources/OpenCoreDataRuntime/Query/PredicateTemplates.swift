@@ -49,6 +49,55 @@ enum PredicateTemplates {
                 PredicateTemplateOrigin(template: predicate, validations: validations, sides: sides)
             }
         }
+
+        /// The instance whose slot `i` is `expression(slots[i], i)`, given `count` arguments; `nil`
+        /// if one of them is. A method, so that the template's parts are read from it in place
+        /// (copied out of it by a caller, each was retained and released).
+        @inline(__always)
+        func instance(count: Int, expression: (Slot, Int) -> NSExpression?) -> NSPredicate? {
+            if slots.isEmpty { return predicate }  // immutable: shared
+            // Specifiers are numbered in order, so slot `%i` is the i-th specifier and argument.
+            guard slots.count <= count else { return nil }
+            if slots.count <= 2 {
+                guard let first = expression(slots[0], 0) else { return nil }
+                var second: NSExpression?
+                if slots.count == 2 {
+                    guard let made = expression(slots[1], 1) else { return nil }
+                    second = made
+                }
+                // The expressions are held here while views of them are used (and then by the
+                // instance, and its own origin).
+                return withExtendedLifetime((first, second)) {
+                    instance(TemplateSlots(first, second), first: first, second: second, all: nil)
+                }
+            }
+            var expressions: [NSExpression] = []
+            expressions.reserveCapacity(slots.count)
+            for index in slots.indices {
+                guard let expression = expression(slots[index], index) else { return nil }
+                expressions.append(expression)
+            }
+            return instance(TemplateSlots(expressions), first: nil, second: nil, all: expressions)
+        }
+
+        /// The instance with `slots`, which are `first` and `second`, or `all`.
+        private func instance(
+            _ slots: TemplateSlots, first: NSExpression?, second: NSExpression?, all: [NSExpression]?
+        ) -> NSPredicate {
+            if let comparison, let sharedOrigin {
+                let instance = comparison.instance(slots)
+                instance._templateOrigin = sharedOrigin
+                return instance
+            }
+            let instance =
+                comparison?.instance(slots)
+                ?? predicate._substituting(SubstitutionVariables(named: [:], slots: Array(slots)))
+            if instance !== predicate {  // never mark the shared template itself
+                instance._templateOrigin = PredicateTemplateOrigin(
+                    template: predicate, first: first, second: second, all: all, validations: validations)
+            }
+            return instance
+        }
     }
 
     /// A one-comparison template's operator and sides.
@@ -276,50 +325,12 @@ enum PredicateTemplates {
     }
 
     /// The template's instance whose slot `i` is `expression(slots[i], i)`; `nil` if one of them is.
+    @inline(__always)
     private static func instantiate(
         _ format: String, count: Int, expression: (Slot, Int) -> NSExpression?
     ) -> NSPredicate? {
         guard case .template(let template) = entry(format) else { return nil }
-        let slots = template.slots
-        if slots.isEmpty { return template.predicate }  // immutable: shared
-        // Specifiers are numbered in order, so slot `%i` is the i-th specifier and argument.
-        guard slots.count <= count else { return nil }
-        // The expressions are held here, and then by the instance (and its own origin), while
-        // `TemplateSlots` views of them are used.
-        var first: NSExpression?
-        var second: NSExpression?
-        var expressions: [NSExpression]?
-        if slots.count <= 2 {
-            guard let made = expression(slots[0], 0) else { return nil }
-            first = made
-            if slots.count == 2 {
-                guard let made = expression(slots[1], 1) else { return nil }
-                second = made
-            }
-        } else {
-            var made: [NSExpression] = []
-            made.reserveCapacity(slots.count)
-            for index in slots.indices {
-                guard let expression = expression(slots[index], index) else { return nil }
-                made.append(expression)
-            }
-            expressions = made
-        }
-        return withExtendedLifetime((first, second)) {
-            let instanceSlots = expressions.map(TemplateSlots.init) ?? TemplateSlots(first.unsafelyUnwrapped, second)
-            let predicate =
-                template.comparison?.instance(instanceSlots)
-                ?? template.predicate._substituting(SubstitutionVariables(named: [:], slots: Array(instanceSlots)))
-            if predicate !== template.predicate {  // never mark the shared template itself
-                // A shared origin means the instance is the comparison's (`comparison` is then set).
-                predicate._templateOrigin =
-                    template.sharedOrigin
-                    ?? PredicateTemplateOrigin(
-                        template: template.predicate, first: first, second: second, all: expressions,
-                        validations: template.validations)
-            }
-            return predicate
-        }
+        return template.instance(count: count, expression: expression)
     }
 
     /// Whether `format` can be parsed as a template (for tests).
