@@ -174,7 +174,8 @@ extension NSManagedObjectContext {
         }
         if let sorts = copy._settings.sortDescriptors { for sort in sorts { try sort._ocdValidate(for: entity) } }
         copy._setResolvedEntity(entity, byEntityName: named)
-        try FetchDictionaryResults.validate(copy, entity: entity)
+        // Only `propertiesToFetch` and `propertiesToGroupBy` are checked: rarely set, and then not nil.
+        if copy._settings.hasRareSettings { try FetchDictionaryResults.validate(copy, entity: entity) }
         return copy
     }
 

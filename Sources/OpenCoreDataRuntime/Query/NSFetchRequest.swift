@@ -355,6 +355,9 @@ package struct FetchRequestSettings {
     /// The rarely set settings; `nil` when all four are. Never changed in place once shared.
     private var rare: RareSettings?
 
+    /// Whether one of the four rarely set settings is set.
+    var hasRareSettings: Bool { rare != nil }
+
     var propertiesToFetch: [Any]? {
         get { rare?.propertiesToFetch }
         set { updateRare { $0.propertiesToFetch = newValue } }
