@@ -95,7 +95,7 @@ struct SQLiteStoreQueryTests {
             comparison("employees.@count", .lessThan, 3))
         _ = try store.newContext().fetch(request)
         let expected: String = [
-            "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZBUDGET, t0.ZNAME FROM ZDEPARTMENT t0 WHERE",
+            "SELECT t0.Z_PK, 1, t0.Z_OPT, t0.ZBUDGET, t0.ZNAME FROM ZDEPARTMENT t0 WHERE",
             "NOT EXISTS (SELECT 1 FROM ZEMPLOYEE ts00 LEFT JOIN ZDEPARTMENT ts01 ON ts01.Z_PK = ts00.ZDEPARTMENT",
             "WHERE ts00.ZDEPARTMENT = t0.Z_PK AND ts01.ZNAME IS NOT NULL AND NOT ts01.ZNAME IS ?)",
             "AND (SELECT COUNT(*) FROM ZEMPLOYEE ts10 WHERE ts10.ZDEPARTMENT = t0.Z_PK) < ? ORDER BY t0.Z_PK",

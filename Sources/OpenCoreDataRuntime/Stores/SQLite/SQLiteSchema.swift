@@ -45,6 +45,12 @@ final class SQLiteSchema {
         var selectList = "" {
             didSet { selectByPrimaryKey = "SELECT \(selectList) FROM \(name) t0 WHERE t0.Z_PK = ?" }
         }
+
+        /// ``selectList`` with `Z_ENT` given by `entity`, the constant `entityColumn` (Apple's SQL
+        /// selects the entity's number when every row is of one entity; `t0.Z_ENT` otherwise).
+        func selectList(entity entityColumn: String = "t0.Z_ENT") -> String {
+            (["t0.Z_PK", entityColumn, "t0.Z_OPT"] + columns.map { "t0." + $0.name }).joined(separator: ", ")
+        }
         /// The row with a given `Z_PK`, as a firing fault loads it: built once, not per fault (its
         /// interpolation was about a third of a fault's cost, callgrind case 8).
         private(set) var selectByPrimaryKey = ""
@@ -334,8 +340,7 @@ final class SQLiteSchema {
                     b.group.rawValue, b.entityOrder, b.subgroup, b.sortName
                 )
             }
-            table.selectList = (["t0.Z_PK", "t0.Z_ENT", "t0.Z_OPT"] + table.columns.map { "t0." + $0.name }).joined(
-                separator: ", ")
+            table.selectList = table.selectList()
         }
 
         // Join tables for many-to-many pairs (and to-many relationships without an inverse).

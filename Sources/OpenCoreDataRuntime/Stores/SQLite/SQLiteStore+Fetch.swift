@@ -142,7 +142,14 @@ extension SQLiteStore {
         }
 
         let statement = try planned(plan, newPlan, connection) {
-            try connection.prepare(shape: shape(.rows)) { "SELECT \(table.selectList) \(from())\(tail())" }
+            try connection.prepare(shape: shape(.rows)) {
+                // Rows of an entity without subentities are all of that entity: its number is
+                // selected as a constant, as Apple does, not read from each row (about 90
+                // instructions a row, callgrind case 2).
+                let columns =
+                    mapping.subentityRange.count == 1 ? table.selectList(entity: String(mapping.number)) : table.selectList
+                return "SELECT \(columns) \(from())\(tail())"
+            }
         }
         defer { statement.reset() }
         statement.bind(bindings)
