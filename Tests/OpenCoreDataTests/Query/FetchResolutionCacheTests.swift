@@ -227,7 +227,8 @@ import Testing
     @Test func integerArgumentsBecomeIntConstants() throws {
         let predicates = [
             NSPredicate(format: "%K == %lld", "id", Int64(-7)), NSPredicate(format: "id == %d", -7),
-            NSPredicate(format: "id == %lld", argumentArray: [Int64(-7)]), NSPredicate(format: "id == %d", argumentArray: [-7]),
+            NSPredicate(format: "id == %lld", argumentArray: [Int64(-7)]),
+            NSPredicate(format: "id == %d", argumentArray: [-7]),
         ]
         let direct = NSExpression(forConstantValue: -7)
         for predicate in predicates {

@@ -114,7 +114,9 @@ struct SQLiteStatementCacheTests {
     @Test func fetchStatementsKeepTheirBindings() throws {
         let store = try TestStore(NSSQLiteStoreType)
         let context = store.newContext()
-        for name in ["", "a", "bb", String(repeating: "c", count: 40)] { insertObject("Employee", ["name": name], into: context) }
+        for name in ["", "a", "bb", String(repeating: "c", count: 40)] {
+            insertObject("Employee", ["name": name], into: context)
+        }
         try context.save()
         for name in ["bb", "", String(repeating: "c", count: 40), "a", "zz", "bb"] {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")

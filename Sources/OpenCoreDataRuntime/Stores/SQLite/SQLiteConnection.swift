@@ -27,7 +27,7 @@ final class SQLiteConnection {
     @exclusivity(unchecked) var fetchPlans = SQLiteStore.FetchPlans()
     /// The entity mapping the last fetch used, with the schema it is from (held, so that another
     /// schema cannot take its identity): a loop of fetches of one entity looks it up once, where
-    /// the schema's dictionary hashed the entity each time (about 150 instructions a fetch,
+    /// the schema's dictionary hashed the entity each time (about 80 instructions a fetch,
     /// callgrind case 4). Used by the connection's one user at a time, as ``fetchPlans``.
     @exclusivity(unchecked) private var lastFetchMapping: (schema: SQLiteSchema, mapping: SQLiteSchema.EntityMapping)?
 

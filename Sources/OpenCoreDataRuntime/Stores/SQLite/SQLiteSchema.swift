@@ -51,6 +51,7 @@ final class SQLiteSchema {
         func selectList(entity entityColumn: String = "t0.Z_ENT") -> String {
             (["t0.Z_PK", entityColumn, "t0.Z_OPT"] + columns.map { "t0." + $0.name }).joined(separator: ", ")
         }
+
         /// The row with a given `Z_PK`, as a firing fault loads it: built once, not per fault (its
         /// interpolation was about a third of a fault's cost, callgrind case 8).
         private(set) var selectByPrimaryKey = ""

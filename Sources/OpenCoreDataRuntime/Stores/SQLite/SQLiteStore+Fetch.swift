@@ -146,8 +146,8 @@ extension SQLiteStore {
                 // Rows of an entity without subentities are all of that entity: its number is
                 // selected as a constant, as Apple does, not read from each row (about 90
                 // instructions a row, callgrind case 2).
-                let columns =
-                    mapping.subentityRange.count == 1 ? table.selectList(entity: String(mapping.number)) : table.selectList
+                let oneEntity = mapping.subentityRange.count == 1
+                let columns = oneEntity ? table.selectList(entity: String(mapping.number)) : table.selectList
                 return "SELECT \(columns) \(from())\(tail())"
             }
         }
