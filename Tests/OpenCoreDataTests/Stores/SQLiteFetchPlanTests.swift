@@ -159,7 +159,9 @@ struct SQLiteFetchPlanTests {
             #expect(names(faults) == ["ann"])
             #expect(try names(fetch(0, limit: 5, offset: 5, faults: false)) == ["Zoe"])
             #expect(try fetch(60, limit: 1, offset: 0, faults: true).isEmpty)
-            #expect(try Self.plans(store) == plansAfterFirst, "every later fetch reused the first one's plan")
+            // An offset of 0 leaves `OFFSET ?` out of the SQL: the fetches without one share a plan of
+            // their own, the others reuse the first one's.
+            #expect(try Self.plans(store) == plansAfterFirst + 1)
         }
     }
 

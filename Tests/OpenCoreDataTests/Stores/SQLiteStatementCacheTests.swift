@@ -130,7 +130,7 @@ struct SQLiteStatementCacheTests {
         let entity = try #require(store.model.entitiesByName["Employee"])
         let mapping = try #require(sqlite.schema.mapping(for: entity))
         let shape = SQLiteStore.FetchShape(
-            mapping: mapping, columns: .rows, conditions: ["a test's own shape"], joins: [], order: [], limited: false)
+            mapping: mapping, columns: .rows, conditions: ["a test's own shape"], joins: [], order: [], paging: .none)
         let fetch = try connection.prepare(shape: shape) { "SELECT ? + 1" }
         #expect(fetch.keepsBindings)
         fetch.bind(Int64(41), 1)

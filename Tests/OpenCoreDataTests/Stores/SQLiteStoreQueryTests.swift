@@ -82,6 +82,31 @@ struct SQLiteStoreQueryTests {
         #expect(statements.last?.contains("LIMIT") == false)
     }
 
+    /// A limit runs in SQL as `LIMIT ?`, with `OFFSET ?` only when the offset is not 0; an offset
+    /// alone has the limit -1 (none). Each gives the rows Apple's documentation describes.
+    @Test func limitsAndOffsetsRunInSQL() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        for age in 20..<30 { insertObject("Employee", ["name": "E\(age)", "age": age], into: context) }
+        try context.save()
+        var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        for (limit, offset, ages, tail) in [
+            (3, 0, [20, 21, 22], " LIMIT ?"), (3, 8, [28, 29], " LIMIT ? OFFSET ?"),
+            (0, 7, [27, 28, 29], " LIMIT ? OFFSET ?"), (1, 0, [20], " LIMIT ?"), (0, 0, Array(20..<30), "t0.Z_PK"),
+        ] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
+            request.fetchLimit = limit
+            request.fetchOffset = offset
+            let found = try store.newContext().fetch(request).compactMap {
+                $0.value(forKey: "age").flatMap(ValueConversion.int64)
+            }
+            #expect(found == ages.map(Int64.init), "limit \(limit), offset \(offset)")
+            #expect(statements.last?.hasSuffix(tail) == true, "\(statements.last ?? "")")
+        }
+    }
+
     @Test func toManyKeyPathsBecomeCorrelatedSubqueries() throws {
         let store = try TestStore(NSSQLiteStoreType)
         var statements: [String] = []

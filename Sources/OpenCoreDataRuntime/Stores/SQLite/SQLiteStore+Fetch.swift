@@ -84,14 +84,13 @@ extension SQLiteStore {
         let sortInMemory = !sorts.isEmpty && order == nil
         let allInSQL = residual.isEmpty && !sortInMemory
 
-        let limited = allInSQL && (request.fetchLimit > 0 || request.fetchOffset > 0)
+        let paging = allInSQL ? Paging(request) : .none
+        let limited = paging != .none
         // Appended to in place: a plan's bindings have room for these two (a copy of the array here,
         // still shared with the plan's result, was reallocated: about 280 instructions a fetch,
         // callgrind case 4).
-        if limited {
-            bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
-            bindings.append(.integer(Int64(request.fetchOffset)))
-        }
+        if limited { bindings.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1)) }
+        if paging == .limitAndOffset { bindings.append(.integer(Int64(request.fetchOffset))) }
         // The SQL text, built only when the statement for this shape is not cached yet.
         func from() -> String {
             var from = "FROM \(table.name) t0"
@@ -100,14 +99,14 @@ extension SQLiteStore {
             return from
         }
         func tail() -> String {
-            " ORDER BY " + ((order ?? []) + ["t0.Z_PK"]).joined(separator: ", ") + (limited ? " LIMIT ? OFFSET ?" : "")
+            " ORDER BY " + ((order ?? []) + ["t0.Z_PK"]).joined(separator: ", ") + paging.sql
         }
         // With the limit in SQL, no step after the last row it allows: SQLite's step to its end cost
         // about 3,000 instructions, a third of a one-row lookup's SQLite time (callgrind case 4).
         let rowLimit = limited && request.fetchLimit > 0 ? request.fetchLimit : Int.max
         var rowCount = 0
         func shape(_ columns: FetchShape.Columns) -> FetchShape {
-            FetchShape(mapping: mapping, columns: columns, conditions: conditions, joins: joins, order: order ?? [], limited: limited)
+            FetchShape(mapping: mapping, columns: columns, conditions: conditions, joins: joins, order: order ?? [], paging: paging)
         }
 
         // Counts and IDs need no row values when everything ran in SQL.
@@ -229,9 +228,9 @@ extension SQLiteStore {
         assert(
             planMatchesCompiler(
                 plan, request, mapping: mapping, slots: slots, bindings: plan.bindings(for: slots) ?? []))
-        if plan.request.limited {
+        if plan.request.paging != .none {
             statement.bind(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1, next)
-            statement.bind(Int64(request.fetchOffset), next + 1)
+            if plan.request.paging == .limitAndOffset { statement.bind(Int64(request.fetchOffset), next + 1) }
         }
         let (objects, objectClass) = try fetchedObjects(
             statement, mapping: mapping, connection: connection, asFault: request.returnsObjectsAsFaults,
@@ -361,10 +360,10 @@ extension SQLiteStore {
         let conditions: [String]
         let joins: [String]
         let order: [String]
-        let limited: Bool
+        let paging: Paging
 
         static func == (a: Self, b: Self) -> Bool {
-            a.mapping === b.mapping && a.columns == b.columns && a.limited == b.limited && a.conditions == b.conditions
+            a.mapping === b.mapping && a.columns == b.columns && a.paging == b.paging && a.conditions == b.conditions
                 && a.joins == b.joins && a.order == b.order
         }
 
@@ -374,7 +373,28 @@ extension SQLiteStore {
             hasher.combine(conditions)
             hasher.combine(joins)
             hasher.combine(order)
-            hasher.combine(limited)
+            hasher.combine(paging)
+        }
+    }
+
+    /// How a fetch's SQL ends for its limit and offset: nothing, `LIMIT ?`, or `LIMIT ? OFFSET ?`. An
+    /// offset of 0 is left out: bound and skipped every time, it cost about 80 instructions a lookup
+    /// (callgrind case 4).
+    enum Paging: Hashable {
+        case none, limit, limitAndOffset
+
+        /// The paging of `request`'s limit and offset, when they run in SQL.
+        init(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>) {
+            let offset = request.fetchOffset
+            self = offset > 0 ? .limitAndOffset : request.fetchLimit > 0 ? .limit : .none
+        }
+
+        var sql: String {
+            switch self {
+            case .none: ""
+            case .limit: " LIMIT ?"
+            case .limitAndOffset: " LIMIT ? OFFSET ?"
+            }
         }
     }
 

@@ -229,7 +229,7 @@ extension SQLiteStore {
     /// The parts of a fetch request that shape its SQL besides the predicate.
     struct RequestShape: Equatable {
         let includesSubentities: Bool
-        let limited: Bool
+        let paging: Paging
         let keysOnly: Bool
         let sorts: [Sort]
 
@@ -245,7 +245,7 @@ extension SQLiteStore {
         /// and a release a fetch.
         init?(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool) {
             includesSubentities = request.includesSubentities
-            limited = request.fetchLimit > 0 || request.fetchOffset > 0
+            paging = Paging(request)
             self.keysOnly = keysOnly
             var sorts: [Sort] = []
             if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
