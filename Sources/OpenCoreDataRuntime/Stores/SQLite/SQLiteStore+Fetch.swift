@@ -106,7 +106,8 @@ extension SQLiteStore {
         let rowLimit = limited && request.fetchLimit > 0 ? request.fetchLimit : Int.max
         var rowCount = 0
         func shape(_ columns: FetchShape.Columns) -> FetchShape {
-            FetchShape(mapping: mapping, columns: columns, conditions: conditions, joins: joins, order: order ?? [], paging: paging)
+            FetchShape(
+                mapping: mapping, columns: columns, conditions: conditions, joins: joins, order: order ?? [], paging: paging)
         }
 
         // Counts and IDs need no row values when everything ran in SQL.
