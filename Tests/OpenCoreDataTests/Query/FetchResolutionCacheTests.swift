@@ -186,6 +186,26 @@ import Testing
         }
     }
 
+    /// A `%K` slot keeps the expression of the first key it was given where it is read without a
+    /// lock: that key gets the same expression back after other keys came between; another key has
+    /// its own, shared while it is the last one given. (A format of this test's own, so that no
+    /// other test gives its slot a key first.)
+    @Test func aSlotsFirstKeyPathIsShared() throws {
+        func left(_ key: String, _ value: Int64) throws -> NSExpression {
+            let predicate = NSPredicate(format: "%K != %lld AND name != 'first-key test'", key, value)
+            let compound = try #require(predicate as? NSCompoundPredicate)
+            return try #require(compound.subpredicates.first as? NSComparisonPredicate).leftExpression
+        }
+        let first = try left("id", 1)
+        let code = try left("code", 2)
+        let again = try left("id", 3)
+        let codeAgain = try left("code", 4)
+        #expect(first.keyPath == "id" && code.keyPath == "code")
+        #expect(again === first)
+        #expect(code !== first)
+        #expect(codeAgain === code)
+    }
+
     /// One-comparison templates are instantiated directly; every kind of side gives the direct
     /// parse, and arguments of other types than the in-place ones go the general way.
     @Test func oneComparisonTemplatesGiveTheDirectParse() throws {
