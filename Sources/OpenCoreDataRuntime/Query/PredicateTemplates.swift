@@ -459,17 +459,14 @@ final class PredicateTemplateOrigin: Sendable {
     /// (Validation checks key paths only; constants take no part.)
     func isValidated(for entity: NSEntityDescription, instance: NSPredicate) -> Bool {
         let slots = slots(of: instance)
+        if validations.firstIs(entity, where: { Self.keyPaths(of: slots, equal: $0) }) { return true }
         return validations.entries.withLock { entries in
             entries.contains { $0.entity === entity && Self.keyPaths(of: slots, equal: $0.keyPaths) }
         }
     }
 
     func noteValidated(for entity: NSEntityDescription, instance: NSPredicate) {
-        let keyPaths = Self.keyPathSlots(slots(of: instance))
-        validations.entries.withLock { entries in
-            if entries.count >= TemplateValidations.limit { entries.removeFirst() }
-            entries.append((entity, keyPaths))
-        }
+        validations.note(entity, keyPaths: Self.keyPathSlots(slots(of: instance)))
     }
 
     private static func keyPaths(of slots: TemplateSlots, equal keyPaths: [String]) -> Bool {
@@ -485,9 +482,53 @@ final class PredicateTemplateOrigin: Sendable {
 
 /// The entities (and `%K` key paths) instances of one template were validated for. Entities are
 /// held strongly, so that a freed entity's address cannot stand for another; a few per template.
+///
+/// The first entry is also kept where it is read without the lock (set once, released with this):
+/// a loop of fetches validates one template for one entity, and the lock and the list's walk were
+/// about 100 instructions a fetch (callgrind case 4).
 final class TemplateValidations: Sendable {
     static let limit = 8
     let entries = Locked<[(entity: NSEntityDescription, keyPaths: [String])]>([])
+    private let first = Atomic<UInt>(0)
+
+    private final class Entry: Sendable {
+        let entity: NSEntityDescription
+        let keyPaths: [String]
+
+        init(entity: NSEntityDescription, keyPaths: [String]) {
+            self.entity = entity
+            self.keyPaths = keyPaths
+        }
+    }
+
+    deinit {
+        let bits = first.load(ordering: .acquiring)
+        if bits != 0 { Unmanaged<Entry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+    }
+
+    /// Whether the first entry is for `entity` and has key paths that `matches`.
+    @inline(__always)
+    func firstIs(_ entity: NSEntityDescription, where matches: ([String]) -> Bool) -> Bool {
+        let bits = first.load(ordering: .acquiring)
+        guard bits != 0 else { return false }
+        return Unmanaged<Entry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
+            $0.entity === entity && matches($0.keyPaths)
+        }
+    }
+
+    /// Adds an entry (under the lock, and as the first one if there is none yet).
+    func note(_ entity: NSEntityDescription, keyPaths: [String]) {
+        entries.withLock { entries in
+            if entries.count >= Self.limit { entries.removeFirst() }
+            entries.append((entity, keyPaths))
+        }
+        guard first.load(ordering: .acquiring) == 0 else { return }
+        let entry = Unmanaged.passRetained(Entry(entity: entity, keyPaths: keyPaths))
+        let bits = UInt(bitPattern: entry.toOpaque())
+        if !first.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing).exchanged {
+            entry.release()
+        }
+    }
 }
 
 /// A template instance's slot expressions, in order: one or two (most formats have one or two
