@@ -33,7 +33,19 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
         case subclass
     }
 
-    package let _storage: Storage
+    /// What the predicate is, for `NSPredicate` itself; `.subclass` for the subclasses.
+    package var _storage: Storage { _storageBox?.storage ?? .subclass }
+
+    /// The storage of an `NSPredicate` itself, boxed; `nil` for a subclass. The enum, stored inline,
+    /// was made and destroyed through switches over its cases with every predicate (about 110
+    /// instructions a predicate made and freed, callgrind case 4).
+    private let _storageBox: StorageBox?
+
+    private final class StorageBox: @unchecked Sendable {
+        // @unchecked Sendable: immutable (see the class's own invariant above).
+        let storage: Storage
+        init(_ storage: Storage) { self.storage = storage }
+    }
 
     /// For a predicate instantiated from a cached format template (``PredicateTemplates``): the
     /// template and the expressions that filled its slots, so that a store can reuse what it
@@ -45,7 +57,7 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [init(value:)](https://developer.apple.com/documentation/foundation/nspredicate/init(value:))
     public init(value: Bool) {
-        _storage = .constant(value)
+        _storageBox = StorageBox(.constant(value))
         super.init()
     }
 
@@ -55,12 +67,12 @@ open class NSPredicate: NSObject, NSCopying, @unchecked Sendable {
     ///
     /// - Note: Stores cannot translate block predicates to SQL; use them for in-memory filtering.
     public init(block: @escaping (Any?, [String: Any]?) -> Bool) {
-        _storage = .block(block)
+        _storageBox = StorageBox(.block(block))
         super.init()
     }
 
     package init(_storage storage: Storage) {
-        _storage = storage
+        if case .subclass = storage { _storageBox = nil } else { _storageBox = StorageBox(storage) }
         super.init()
     }
 
