@@ -15,8 +15,7 @@ extension NSManagedObjectContext {
         let outcome = try performAndWait { () throws(any Error) -> FetchOutcome in
             var erased = try prepared(request)
             defer { _recycle(&erased) }
-            if let batched = try _batchedFetch(erased) { return .objects(batched) }
-            let results = try _fetch(erased)
+            let results = try _fetch(erased)  // a batched fetch's lazily loading objects included
             if T.self == NSNumber.self, erased.resultType == .countResultType { return .counts(results.values) }
             switch results {
             case .objects(let objects, let ofClass): return .objects(objects, ofClass: ofClass)
