@@ -227,8 +227,8 @@ enum PredicateTemplates {
         /// callgrind case 4).
         ///
         /// The slot's first key path is also kept where it is read without the lock (set once, so a
-        /// reader cannot see it go): the lock was about 80 instructions of each instance's 200 here
-        /// (callgrind case 4), and a slot is mostly given one key.
+        /// reader cannot see it go): about 50 instructions an instance fewer (callgrind case 4), and
+        /// a slot is mostly given one key.
         private func keyPathExpression(_ path: String) -> NSExpression {
             let bits = firstKeyPath.load(ordering: .acquiring)
             if bits != 0,

@@ -379,15 +379,14 @@ extension SQLiteStore {
     }
 
     /// How a fetch's SQL ends for its limit and offset: nothing, `LIMIT ?`, or `LIMIT ? OFFSET ?`. An
-    /// offset of 0 is left out: bound and skipped every time, it cost about 80 instructions a lookup
+    /// offset of 0 is left out: bound and skipped every time, it cost about 255 instructions a lookup
     /// (callgrind case 4).
     enum Paging: Hashable {
         case none, limit, limitAndOffset
 
         /// The paging of `request`'s limit and offset, when they run in SQL.
         init(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>) {
-            let offset = request.fetchOffset
-            self = offset > 0 ? .limitAndOffset : request.fetchLimit > 0 ? .limit : .none
+            self = request.fetchOffset > 0 ? .limitAndOffset : request.fetchLimit > 0 ? .limit : .none
         }
 
         var sql: String {
