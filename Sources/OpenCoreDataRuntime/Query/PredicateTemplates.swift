@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Parsed predicate format strings, kept per format string, so that a predicate built in a loop
 /// (`NSPredicate(format: "%K == %lld", "id", id)`, the seeds' `findOrCreate`) is tokenized and
@@ -230,37 +229,19 @@ enum PredicateTemplates {
         /// reader cannot see it go): about 50 instructions an instance fewer (callgrind case 4), and
         /// a slot is mostly given one key.
         private func keyPathExpression(_ path: String) -> NSExpression {
-            let bits = firstKeyPath.load(ordering: .acquiring)
-            if bits != 0,
-                let expression = Unmanaged<KeyPathExpression>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-                    ._withUnsafeGuaranteedRef({ $0.path == path ? $0.expression : nil })
-            {
-                return expression
-            }
+            if let expression = firstKeyPath.withObject({ $0.path == path ? $0.expression : nil }) { return expression }
             let expression = lastKeyPath.withLock { last in
                 if let last, last.path == path { return last.expression }
                 let made = NSExpression(_node: .keyPath(operand: nil, path: path))
                 last = (path, made)
                 return made
             }
-            if bits == 0 {
-                let first = Unmanaged.passRetained(KeyPathExpression(path: path, expression: expression))
-                let stored = firstKeyPath.compareExchange(
-                    expected: 0, desired: UInt(bitPattern: first.toOpaque()), ordering: .acquiringAndReleasing
-                ).exchanged
-                if !stored { first.release() }
-            }
+            firstKeyPath.setIfUnset(KeyPathExpression(path: path, expression: expression))
             return expression
         }
 
         private let lastKeyPath = Locked<(path: String, expression: NSExpression)?>(nil)
-        /// The first key path's expression, retained (``KeyPathExpression``), released with the slot.
-        private let firstKeyPath = Atomic<UInt>(0)
-
-        deinit {
-            let bits = firstKeyPath.load(ordering: .acquiring)
-            if bits != 0 { Unmanaged<KeyPathExpression>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
-        }
+        private let firstKeyPath = SetOnceReference<KeyPathExpression>()
 
         private final class KeyPathExpression: Sendable {
             let path: String
@@ -489,7 +470,7 @@ final class PredicateTemplateOrigin: Sendable {
 final class TemplateValidations: Sendable {
     static let limit = 8
     let entries = Locked<[(entity: NSEntityDescription, keyPaths: [String])]>([])
-    private let first = Atomic<UInt>(0)
+    private let first = SetOnceReference<Entry>()
 
     private final class Entry: Sendable {
         let entity: NSEntityDescription
@@ -501,19 +482,10 @@ final class TemplateValidations: Sendable {
         }
     }
 
-    deinit {
-        let bits = first.load(ordering: .acquiring)
-        if bits != 0 { Unmanaged<Entry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
-    }
-
     /// Whether the first entry is for `entity` and has key paths that `matches`.
     @inline(__always)
     func firstIs(_ entity: NSEntityDescription, where matches: ([String]) -> Bool) -> Bool {
-        let bits = first.load(ordering: .acquiring)
-        guard bits != 0 else { return false }
-        return Unmanaged<Entry>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef {
-            $0.entity === entity && matches($0.keyPaths)
-        }
+        first.withObject { $0.entity === entity && matches($0.keyPaths) } ?? false
     }
 
     /// Adds an entry (under the lock, and as the first one if there is none yet).
@@ -522,12 +494,7 @@ final class TemplateValidations: Sendable {
             if entries.count >= Self.limit { entries.removeFirst() }
             entries.append((entity, keyPaths))
         }
-        guard first.load(ordering: .acquiring) == 0 else { return }
-        let entry = Unmanaged.passRetained(Entry(entity: entity, keyPaths: keyPaths))
-        let bits = UInt(bitPattern: entry.toOpaque())
-        if !first.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing).exchanged {
-            entry.release()
-        }
+        if !first.isSet { first.setIfUnset(Entry(entity: entity, keyPaths: keyPaths)) }
     }
 }
 
