@@ -494,7 +494,7 @@ final class TemplateValidations: Sendable {
             if entries.count >= Self.limit { entries.removeFirst() }
             entries.append((entity, keyPaths))
         }
-        if !first.isSet { first.setIfUnset(Entry(entity: entity, keyPaths: keyPaths)) }
+        first.setIfUnset(Entry(entity: entity, keyPaths: keyPaths))
     }
 }
 

@@ -21,7 +21,7 @@ package struct SetOnceReference<Instance: AnyObject & Sendable>: ~Copyable, @unc
 
     /// Whether an object has been set.
     @inline(__always)
-    package var isSet: Bool { bits.load(ordering: .acquiring) != 0 }
+    private var isSet: Bool { bits.load(ordering: .acquiring) != 0 }
 
     /// `body` of the object, read without a retain; `nil` while none is set.
     @inline(__always)
@@ -31,10 +31,10 @@ package struct SetOnceReference<Instance: AnyObject & Sendable>: ~Copyable, @unc
         return Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef(body)
     }
 
-    /// Sets `object` unless one is set already (then `object` is dropped).
-    package func setIfUnset(_ object: Instance) {
+    /// Sets `object` unless one is set already; `object` is only made when none is.
+    package func setIfUnset(_ object: @autoclosure () -> Instance) {
         guard !isSet else { return }
-        let retained = Unmanaged.passRetained(object)
+        let retained = Unmanaged.passRetained(object())
         let stored = bits.compareExchange(
             expected: 0, desired: UInt(bitPattern: retained.toOpaque()), ordering: .acquiringAndReleasing
         ).exchanged
