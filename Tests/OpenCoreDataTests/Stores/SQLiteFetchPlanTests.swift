@@ -159,9 +159,12 @@ struct SQLiteFetchPlanTests {
             #expect(names(faults) == ["ann"])
             #expect(try names(fetch(0, limit: 5, offset: 5, faults: false)) == ["Zoe"])
             #expect(try fetch(60, limit: 1, offset: 0, faults: true).isEmpty)
-            // An offset of 0 leaves `OFFSET ?` out of the SQL: the fetches without one share a plan of
-            // their own, the others reuse the first one's.
-            #expect(try Self.plans(store) == plansAfterFirst + 1)
+            // The limit is written into the SQL and an offset of 0 leaves `OFFSET ?` out: limit 3,
+            // limit 1 with an offset, limit 5 with one, and limit 1 alone have a plan each.
+            #expect(try Self.plans(store) == plansAfterFirst + 4)
+            // The offset is bound: another offset with limit 1 reuses that plan.
+            #expect(try names(fetch(0, limit: 1, offset: 3, faults: false)) == ["Bob"])
+            #expect(try Self.plans(store) == plansAfterFirst + 4)
         }
     }
 

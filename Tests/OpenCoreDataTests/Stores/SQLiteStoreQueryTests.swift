@@ -82,8 +82,9 @@ struct SQLiteStoreQueryTests {
         #expect(statements.last?.contains("LIMIT") == false)
     }
 
-    /// A limit runs in SQL as `LIMIT ?`, with `OFFSET ?` only when the offset is not 0; an offset
-    /// alone has the limit -1 (none). Each gives the rows Apple's documentation describes.
+    /// A limit is written into the SQL (`LIMIT 3`), as Apple's store writes it, with `OFFSET ?` only
+    /// when the offset is not 0; an offset alone has the limit -1 (none). Each gives the rows Apple's
+    /// documentation describes.
     @Test func limitsAndOffsetsRunInSQL() throws {
         let store = try TestStore(NSSQLiteStoreType)
         let context = store.newContext()
@@ -92,8 +93,9 @@ struct SQLiteStoreQueryTests {
         var statements: [String] = []
         try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
         for (limit, offset, ages, tail) in [
-            (3, 0, [20, 21, 22], " LIMIT ?"), (3, 8, [28, 29], " LIMIT ? OFFSET ?"),
-            (0, 7, [27, 28, 29], " LIMIT ? OFFSET ?"), (1, 0, [20], " LIMIT ?"), (0, 0, Array(20..<30), "t0.Z_PK"),
+            (3, 0, [20, 21, 22], " LIMIT 3"), (3, 8, [28, 29], " LIMIT 3 OFFSET ?"),
+            (0, 7, [27, 28, 29], " LIMIT -1 OFFSET ?"), (1, 0, [20], " LIMIT 1"), (0, 0, Array(20..<30), "t0.Z_PK"),
+            (2, 0, [20, 21], " LIMIT 2"),
         ] {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
             request.sortDescriptors = [NSSortDescriptor(key: "age", ascending: true)]
@@ -104,6 +106,26 @@ struct SQLiteStoreQueryTests {
             }
             #expect(found == ages.map(Int64.init), "limit \(limit), offset \(offset)")
             #expect(statements.last?.hasSuffix(tail) == true, "\(statements.last ?? "")")
+        }
+    }
+
+    /// A lookup through a format template, planned once, keeps each limit's SQL apart: the same
+    /// predicate format with limits 1, 2, 1 and 3 returns 1, 2, 1 and 3 rows.
+    @Test func plannedFetchesKeepTheirLimits() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        for age in 20..<30 { insertObject("Employee", ["name": "E\(age)", "age": age], into: context) }
+        try context.save()
+        var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        let reader = store.newContext()
+        for (round, limit) in [1, 2, 1, 3, 2].enumerated() {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate(format: "%K >= %lld", "age", Int64(24 + round % 2))
+            request.fetchLimit = limit
+            let found = try reader.fetch(request)
+            #expect(found.count == limit, "round \(round), limit \(limit)")
+            #expect(statements.last?.hasSuffix(" LIMIT \(limit)") == true, "\(statements.last ?? "")")
         }
     }
 

@@ -75,7 +75,7 @@ extension SQLiteStore {
         /// instance's was (the fetch then compiles from scratch).
         func bindings(for slots: TemplateSlots) -> [SQLiteValue]? {
             var bindings: [SQLiteValue] = []
-            bindings.reserveCapacity(recipe.count + 2)
+            bindings.reserveCapacity(recipe.count + 1)
             for binding in recipe {
                 guard let value = value(of: binding, slots) else { return nil }
                 bindings.append(value)
