@@ -50,9 +50,33 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     }
 
     /// The left side of the comparison.
-    public let leftExpression: NSExpression
+    public var leftExpression: NSExpression { _left ?? _pendingExpression() }
     /// The right side of the comparison.
-    public let rightExpression: NSExpression
+    public var rightExpression: NSExpression { _right ?? _pendingExpression() }
+
+    /// The sides as made. One is `nil` in an instance of a format template whose integer slot
+    /// (`%d`, `%lld`) got an `Int` or `Int64` (``init(_templateLeft:right:pendingInteger:modifier:type:options:)``):
+    /// that side is the constant ``_pendingInteger``, made into its expression when first read. A
+    /// lookup in a loop sends its value to SQL and never reads the expression, which was made and
+    /// freed with every instance (about 400 instructions a lookup, callgrind case 4).
+    package let _left: NSExpression?
+    package let _right: NSExpression?
+    /// The value of the side that is `nil`; 0 when neither is.
+    package let _pendingInteger: Int64
+    /// The expression of the pending side, once read: set once, so that every reader gets the same.
+    private let _madePending = SetOnceReference<NSExpression>()
+
+    /// Whether the pending side's expression has been made (for tests).
+    package final var _hasMadePendingExpression: Bool { _madePending.withObject { _ in true } ?? false }
+
+    /// The pending side's expression, made on first use: what the template's direct parse makes
+    /// for the integer (``NSExpression/init(_integerConstant:)``).
+    @inline(never)
+    package final func _pendingExpression() -> NSExpression {
+        if let made = _madePending.withObject({ $0 }) { return made }
+        _madePending.setIfUnset(NSExpression(_integerConstant: Int(_pendingInteger)))
+        return _madePending.withObject { $0 }.unsafelyUnwrapped
+    }
     /// `.direct`, `.any` or `.all`.
     public let comparisonPredicateModifier: Modifier
     /// The operator.
@@ -107,8 +131,25 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [init(leftExpression:rightExpression:modifier:type:options:)](https://developer.apple.com/documentation/foundation/nscomparisonpredicate/init(leftexpression:rightexpression:modifier:type:options:))
     public init(leftExpression lhs: NSExpression, rightExpression rhs: NSExpression, modifier: Modifier, type: Operator, options: Options = []) {
-        leftExpression = lhs
-        rightExpression = rhs
+        _left = lhs
+        _right = rhs
+        _pendingInteger = 0
+        comparisonPredicateModifier = modifier
+        predicateOperatorType = type
+        self.options = options
+        super.init(_storage: .subclass)
+    }
+
+    /// A format template's instance whose side that is `nil` is the integer constant `pendingInteger`
+    /// (see ``_left``); exactly one of `left` and `right` is `nil`.
+    package init(
+        _templateLeft left: NSExpression?, right: NSExpression?, pendingInteger: Int64, modifier: Modifier, type: Operator,
+        options: Options
+    ) {
+        precondition((left == nil) != (right == nil), "one side of a template instance is pending")
+        _left = left
+        _right = right
+        _pendingInteger = pendingInteger
         comparisonPredicateModifier = modifier
         predicateOperatorType = type
         self.options = options

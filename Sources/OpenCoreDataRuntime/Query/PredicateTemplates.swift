@@ -38,6 +38,9 @@ enum PredicateTemplates {
         /// per instance (making one and freeing it was about 300 instructions an instance,
         /// callgrind case 4).
         let sharedOrigin: PredicateTemplateOrigin?
+        /// The integer slot (`%d`, `%lld`) of a template with a shared origin, whose instances leave
+        /// it pending when it is given an `Int64` or `Int` (``pendingInstance(_:other:)``).
+        let pendingSlot: Int?
 
         init(predicate: NSPredicate, slots: [Slot]) {
             self.predicate = predicate
@@ -48,6 +51,28 @@ enum PredicateTemplates {
             sharedOrigin = comparison?.slotSides(count: slots.count).map { sides in
                 PredicateTemplateOrigin(template: predicate, validations: validations, sides: sides)
             }
+            pendingSlot = sharedOrigin == nil ? nil : slots.firstIndex { $0.conversion == .integer }
+        }
+
+        /// The instance whose integer slot is the pending constant `arguments[pendingSlot]` (see
+        /// ``NSComparisonPredicate/_left``), its other slot, if any, `other(slots[i], i)`; `nil` when
+        /// the template has no such slot or the argument is not exactly an `Int64` or `Int` (the
+        /// caller then makes the instance as usual), or `other` gives `nil`.
+        @inline(__always)
+        func pendingInstance(_ arguments: [Any?], other: (Slot, Int) -> NSExpression?) -> NSPredicate? {
+            guard let pendingSlot, let comparison, let sharedOrigin, slots.count <= arguments.count,
+                let integer = ValueConversion.exactly(in: arguments, at: pendingSlot, as: Int64.self)
+                    ?? ValueConversion.exactly(in: arguments, at: pendingSlot, as: Int.self).map(Int64.init)
+            else { return nil }
+            var otherExpression: NSExpression?
+            if slots.count == 2 {
+                let index = 1 - pendingSlot
+                guard let made = other(slots[index], index) else { return nil }
+                otherExpression = made
+            }
+            let instance = comparison.instance(pending: pendingSlot, integer, other: otherExpression)
+            instance._templateOrigin = sharedOrigin
+            return instance
         }
 
         /// The instance whose slot `i` is `expression(slots[i], i)`, given `count` arguments; `nil`
@@ -135,6 +160,15 @@ enum PredicateTemplates {
             }
         }
 
+        /// The instance whose slot `pending` is the pending constant `integer` and whose other slot,
+        /// if any, is `other` (see ``Template/pendingInstance(_:other:)``).
+        func instance(pending: Int, _ integer: Int64, other: NSExpression?) -> NSPredicate {
+            let slot = { (index: Int) in index == pending ? nil : other }
+            return NSComparisonPredicate(
+                _templateLeft: left.expression(slot: slot), right: right.expression(slot: slot), pendingInteger: integer,
+                modifier: modifier, type: type, options: options)
+        }
+
         /// The instance with `slots`: what `_substituting` makes of the template.
         func instance(_ slots: TemplateSlots) -> NSPredicate {
             NSComparisonPredicate(
@@ -165,8 +199,14 @@ enum PredicateTemplates {
         }
 
         func expression(_ slots: TemplateSlots) -> NSExpression {
+            expression { slots[$0] }.unsafelyUnwrapped
+        }
+
+        /// The side's expression, `slot(i)` for the slot `%i`.
+        @inline(__always)
+        func expression(slot: (Int) -> NSExpression?) -> NSExpression? {
             switch self {
-            case .slot(let index): slots[index]
+            case .slot(let index): slot(index)
             case .keyPath(let path): NSExpression(_node: .keyPath(operand: nil, path: path))
             case .same(let expression): expression
             }
@@ -329,10 +369,13 @@ enum PredicateTemplates {
     /// ``predicate(_:arguments:)`` with `NSPredicate(format:_:)`'s optional arguments, without
     /// first making them an array of non-optionals.
     static func predicate(_ format: String, optionalArguments arguments: [Any?]) -> NSPredicate? {
-        instantiate(format, count: arguments.count) { slot, index in
+        guard case .template(let template) = entry(format) else { return nil }
+        let expression = { (slot: Slot, index: Int) -> NSExpression? in
             slot.expression(in: arguments, at: index)
                 ?? slot.expression(arguments[index].flatMap(PredicateParser.argumentValue), format: format)
         }
+        if let instance = template.pendingInstance(arguments, other: expression) { return instance }
+        return template.instance(count: arguments.count, expression: expression)
     }
 
     private static func entry(_ format: String) -> Entry {
@@ -425,14 +468,19 @@ final class PredicateTemplateOrigin: Sendable {
         }
         // A shared origin is set only on comparisons `PredicateTemplates.Comparison` made.
         let comparison = unsafeDowncast(instance, to: NSComparisonPredicate.self)
-        let left = comparison.leftExpression, right = comparison.rightExpression
-        guard let secondIsLeft = sides.secondIsLeft else { return TemplateSlots(sides.firstIsLeft ? left : right, nil) }
-        return TemplateSlots(sides.firstIsLeft ? left : right, secondIsLeft ? left : right)
+        let left = comparison._left, right = comparison._right
+        let first = sides.firstIsLeft ? left : right
+        let second = sides.secondIsLeft.flatMap { $0 ? left : right }
+        let count = sides.secondIsLeft == nil ? 1 : 2
+        if left == nil || right == nil {
+            return TemplateSlots(pendingIn: comparison, first: first, second: second, count: count)
+        }
+        return TemplateSlots(first.unsafelyUnwrapped, second)
     }
 
     /// The key paths of `slots`' `%K` slots, in order.
     static func keyPathSlots(_ slots: TemplateSlots) -> [String] {
-        slots.compactMap(\._plainKeyPath)
+        slots.indices.compactMap { slots.plainKeyPath(at: $0) }
     }
 
     /// Whether the key paths of `instance` are known to be valid for `entity`: an instance of the
@@ -453,7 +501,7 @@ final class PredicateTemplateOrigin: Sendable {
     private static func keyPaths(of slots: TemplateSlots, equal keyPaths: [String]) -> Bool {
         var index = 0
         for slot in 0..<slots.count {
-            guard let path = slots.withSlot(slot, { $0._plainKeyPath }) else { continue }
+            guard let path = slots.plainKeyPath(at: slot) else { continue }
             guard index < keyPaths.count, keyPaths[index] == path else { return false }
             index += 1
         }
@@ -502,6 +550,10 @@ final class TemplateValidations: Sendable {
 /// specifiers) kept inline, more in an array. An array of them was allocated for every instance and
 /// freed with it (about 350 instructions an instance, callgrind case 4).
 ///
+/// One inline slot may be pending: an instance's integer constant not yet made into its expression
+/// (``NSComparisonPredicate/_pendingInteger``). ``constantInteger(at:)``, ``constantType(at:)`` and
+/// ``plainKeyPath(at:)`` read it as it is; the subscript and ``withSlot(_:_:)`` make its expression.
+///
 /// A view: the inline expressions are not held (a copy of the view, passed along a fetch, retained
 /// and released each), so it is valid only while what holds them is (the instance predicate, or
 /// the caller that made them).
@@ -511,6 +563,8 @@ struct TemplateSlots: RandomAccessCollection, @unchecked Sendable {
     private let second: Unmanaged<NSExpression>?
     /// All of them, when there are more than two.
     private let all: [NSExpression]?
+    /// The instance whose pending constant is the inline slot that is `nil`, if one is.
+    private let pendingOwner: Unmanaged<NSComparisonPredicate>?
     let endIndex: Int
 
     var startIndex: Int { 0 }
@@ -520,6 +574,7 @@ struct TemplateSlots: RandomAccessCollection, @unchecked Sendable {
         self.first = Unmanaged.passUnretained(first)
         self.second = second.map(Unmanaged.passUnretained)
         all = nil
+        pendingOwner = nil
         endIndex = second == nil ? 1 : 2
     }
 
@@ -533,13 +588,25 @@ struct TemplateSlots: RandomAccessCollection, @unchecked Sendable {
             second = nil
             all = expressions
         }
+        pendingOwner = nil
         endIndex = expressions.count
+    }
+
+    /// `count` (one or two) slots of `owner`, one of which, the one that is `nil`, is its pending
+    /// constant.
+    init(pendingIn owner: NSComparisonPredicate, first: NSExpression?, second: NSExpression?, count: Int) {
+        self.first = first.map(Unmanaged.passUnretained)
+        self.second = second.map(Unmanaged.passUnretained)
+        all = nil
+        pendingOwner = Unmanaged.passUnretained(owner)
+        endIndex = count
     }
 
     subscript(index: Int) -> NSExpression {
         if let all { return all[index] }
         precondition(index >= 0 && index < endIndex, "TemplateSlots: index \(index) out of range")
-        return (index == 0 ? first : second).unsafelyUnwrapped.takeUnretainedValue()
+        if let slot = index == 0 ? first : second { return slot.takeUnretainedValue() }
+        return pendingOwner.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0._pendingExpression() }
     }
 
     /// `body` of slot `index`, read without a retain (the view's owner holds it): the loops a fetch
@@ -549,6 +616,35 @@ struct TemplateSlots: RandomAccessCollection, @unchecked Sendable {
     func withSlot<R>(_ index: Int, _ body: (NSExpression) -> R) -> R {
         if let all { return body(all[index]) }
         precondition(index >= 0 && index < endIndex, "TemplateSlots: index \(index) out of range")
-        return (index == 0 ? first : second).unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
+        if let slot = index == 0 ? first : second { return slot._withUnsafeGuaranteedRef(body) }
+        return body(pendingOwner.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0._pendingExpression() })
+    }
+
+    /// The pending constant's value, if slot `index` is one.
+    @inline(__always)
+    private func pendingInteger(_ index: Int) -> Int64? {
+        guard let pendingOwner, all == nil, index < endIndex, (index == 0 ? first : second) == nil else { return nil }
+        return pendingOwner._withUnsafeGuaranteedRef { $0._pendingInteger }
+    }
+
+    /// Slot `index`'s ``NSExpression/_constantInteger``, read without making a pending slot's expression.
+    @inline(__always)
+    func constantInteger(at index: Int) -> Int64? {
+        if let pending = pendingInteger(index) { return pending }
+        return withSlot(index) { $0._constantInteger }
+    }
+
+    /// Slot `index`'s ``NSExpression/_constantType``, read without making a pending slot's expression.
+    @inline(__always)
+    func constantType(at index: Int) -> ObjectIdentifier? {
+        if pendingInteger(index) != nil { return ObjectIdentifier(Int.self) }
+        return withSlot(index) { $0._constantType }
+    }
+
+    /// Slot `index`'s ``NSExpression/_plainKeyPath``, read without making a pending slot's expression.
+    @inline(__always)
+    func plainKeyPath(at index: Int) -> String? {
+        if pendingInteger(index) != nil { return nil }
+        return withSlot(index) { $0._plainKeyPath }
     }
 }

@@ -250,6 +250,75 @@ struct SQLiteFetchPlanTests {
     }
 }
 
+extension SQLiteFetchPlanTests {
+    /// An instance of a one-comparison template whose integer slot (`%d`, `%lld`) is given an `Int`
+    /// or `Int64` leaves that side pending: its slots' value, type and key path (what a fetch by a
+    /// plan reads: the release benchmark's lookups) are read without making its expression.
+    /// Reading the side makes it once, as the direct parse makes it; the instance fetches (the
+    /// second time by the plan the first made), formats, compares equal and evaluates as the
+    /// direct parse's does, with the integer on either side. Another integer type (`Int32`) makes
+    /// the side at once. (Debug builds make the side in every planned fetch: they compile it again
+    /// to check the plan.)
+    @Test func integerSlotsStayPendingUntilRead() throws {
+        let (store, context, _) = try Self.seeded()
+        defer { withExtendedLifetime(store) {} }
+        let cases: [(NSPredicate, String, [Any], [String], pendingIsRight: Bool?)] = [
+            (NSPredicate(format: "%K == %lld", "age", Int64(30)), "%K == %lld", ["age", 30], ["Ann", "Bob"], true),
+            (NSPredicate(format: "%K == %d", "age", 41), "%K == %d", ["age", 41], ["ann"], true),
+            (NSPredicate(format: "%d < %K", 40, "age"), "%d < %K", [40, "age"], ["Zoe", "ann"], false),
+            (NSPredicate(format: "age >= %d", 41), "age >= %d", [41], ["Zoe", "ann"], true),
+            (NSPredicate(format: "age == %d", Int32(25)), "age == %d", [25], ["Zoë"], nil),
+        ]
+        for (predicate, format, arguments, names, pendingIsRight) in cases {
+            let comparison = try #require(predicate as? NSComparisonPredicate)
+            #expect((comparison._left == nil) == (pendingIsRight == false), "\(format)")
+            #expect((comparison._right == nil) == (pendingIsRight == true), "\(format)")
+            if pendingIsRight != nil {
+                let slots = try #require(predicate._templateOrigin).slots(of: predicate)
+                let index = try #require(arguments.firstIndex { $0 is Int })
+                let value = try #require(arguments[index] as? Int)
+                #expect(slots.constantInteger(at: index) == Int64(value))
+                #expect(slots.constantType(at: index) == ObjectIdentifier(Int.self))
+                #expect(slots.plainKeyPath(at: index) == nil)
+                if arguments.count == 2 { #expect(slots.plainKeyPath(at: 1 - index) == "age") }
+                #expect(!comparison._hasMadePendingExpression, "\(format)")
+                #expect(slots[index].constantValue as? Int == value)  // made now
+            }
+            for _ in 0..<2 {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+                request.predicate = predicate
+                let fetched = try context.performAndWait { try context.fetch(request) }
+                #expect(fetched.map { $0.value(forKey: "name") as! String }.sorted() == names.sorted(), "\(format)")
+            }
+            let direct = try PredicateParser.parsePredicateUncached(format, arguments: arguments)
+            #expect(predicate == direct, "\(format)")
+            #expect(predicate.predicateFormat == direct.predicateFormat)
+            if let pendingIsRight {
+                #expect(comparison._hasMadePendingExpression, "\(format)")
+                let side = pendingIsRight ? comparison.rightExpression : comparison.leftExpression
+                #expect(side === (pendingIsRight ? comparison.rightExpression : comparison.leftExpression))
+                #expect(side.constantValue as? Int == arguments.compactMap { $0 as? Int }.first)
+                #expect(side._constantInteger != nil && side._constantType == ObjectIdentifier(Int.self))
+            }
+            #expect(try Self.results(predicate, in: context).memory == names.sorted(), "\(format)")
+        }
+    }
+
+    /// Threads that read a fresh instance's pending side together all get the one expression made.
+    @Test func aPendingSideIsMadeOnceForConcurrentReaders() {
+        for round in 0..<20 {
+            let predicate = NSPredicate(format: "%K == %lld", "age", Int64(round)) as! NSComparisonPredicate
+            let seen = Locked<Set<ObjectIdentifier>>([])
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                let side = predicate.rightExpression
+                seen.withLock { _ = $0.insert(ObjectIdentifier(side)) }
+            }
+            #expect(seen.withLock { $0.count } == 1)
+            #expect(predicate.rightExpression.constantValue as? Int == round)
+        }
+    }
+}
+
 /// An object whose `awakeFromFetch()` runs a fetch (once, not from nested fetches).
 final class FetchingProbe: NSManagedObject {
     nonisolated(unsafe) static var nestedFetch: ((NSManagedObjectContext) -> Void)?

@@ -94,7 +94,7 @@ extension SQLiteStore {
                 // number itself (as `SQLiteQuery.sqlValue` binds it), read without boxing: about 390
                 // instructions a lookup (callgrind case 4).
                 if case .slot(let slot, .value(let type)) = binding, Self.bindsNumbers(type), slot < slots.count,
-                    let integer = slots.withSlot(slot, { $0._constantInteger })
+                    let integer = slots.constantInteger(at: slot)
                 {
                     statement.bind(integer, index)
                     index += 1
@@ -164,9 +164,9 @@ extension SQLiteStore {
                 switch kinds[index] {
                 case .keyPath(let expected):
                     // Any other node has another kind.
-                    guard let path = slots.withSlot(index, { $0._plainKeyPath }), path == expected else { return false }
+                    guard let path = slots.plainKeyPath(at: index), path == expected else { return false }
                 case .value(let type, .none):
-                    if slots.withSlot(index, { $0._constantType }) == type { continue }
+                    if slots.constantType(at: index) == type { continue }
                     if kind(of: slots[index]) != kinds[index] { return false }
                 default:
                     if kind(of: slots[index]) != kinds[index] { return false }
