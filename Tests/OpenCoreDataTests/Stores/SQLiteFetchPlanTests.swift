@@ -205,9 +205,17 @@ struct SQLiteFetchPlanTests {
         #expect(ascending.store == ["Zoë", "Ann", "Bob", "ann", "Zoe"])
         #expect(descending.store == ["Zoe", "ann"])
         #expect(try Self.plans(store) == 3)
+        // The sort alone (no limit) is a plan of its own too; ties keep the primary key's order.
+        let descendingAll = try Self.results(
+            NSPredicate(format: "age > %d", 20), in: context, sortedBy: [NSSortDescriptor(key: "age", ascending: false)])
+        #expect(descendingAll.store == ["Zoe", "ann", "Ann", "Bob", "Zoë"])
+        #expect(try Self.plans(store) == 4)
+        // And no sort at all is another.
+        #expect(try Self.results(NSPredicate(format: "age > %d", 20), in: context).store.count == 5)
+        #expect(try Self.plans(store) == 5)
         // A collection's size changes the SQL: no plan.
         _ = try Self.results(NSPredicate(format: "age IN %@", [30, 41]), in: context)
-        #expect(try Self.plans(store) == 3)
+        #expect(try Self.plans(store) == 5)
     }
 
     /// Instances of a one-comparison template whose sides hold every slot share their template's

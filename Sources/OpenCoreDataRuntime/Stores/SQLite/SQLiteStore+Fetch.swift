@@ -30,11 +30,11 @@ extension SQLiteStore {
         // The instance's slot expressions (an origin means a predicate): a view, valid while the
         // predicate is held.
         let slots = originRef.map { ref in ref._withUnsafeGuaranteedRef { $0.slots(of: predicate.unsafelyUnwrapped) } }
-        let requestShape = originRef != nil ? RequestShape(request, keysOnly: keysOnly) : nil
-        let found = requestShape.flatMap { shape in
-            originRef.flatMap { ref in
-                ref._withUnsafeGuaranteedRef { origin in
-                    slots.flatMap { connection.fetchPlans.plan(for: origin, slots: $0, mapping: mapping, shape: shape) }
+        let found = originRef.flatMap { ref in
+            ref._withUnsafeGuaranteedRef { origin in
+                slots.flatMap {
+                    connection.fetchPlans.plan(
+                        for: origin, slots: $0, mapping: mapping, request: request, keysOnly: keysOnly)
                 }
             }
         }
@@ -72,8 +72,8 @@ extension SQLiteStore {
             joins = compiled.query.joins
             bindings = compiled.query.bindings
             // Keep a plan when the whole fetch ran in SQL and nothing in it depends on a value.
-            if found == nil, let origin, let slots, let requestShape, residual.isEmpty, order != nil,
-                compiled.query.reusable, let kinds = FetchPlan.kinds(of: slots)
+            if found == nil, let origin, let slots, residual.isEmpty, order != nil, compiled.query.reusable,
+                let kinds = FetchPlan.kinds(of: slots), let requestShape = RequestShape(request, keysOnly: keysOnly)
             {
                 newPlan = FetchPlan(
                     template: origin.template, mapping: mapping, request: requestShape, kinds: kinds,
