@@ -379,6 +379,14 @@ package final class EntityLayout: @unchecked Sendable {
         noteNewClass(cls)
     }
 
+    /// Whether `type` is the class already noted (``noteClass(_:)``), checked without casting it:
+    /// a fetch's result type is mostly its entity's class (the cast was about 35 instructions a
+    /// fetch, callgrind case 4).
+    @inline(__always)
+    package func hasNotedClass(_ type: Any.Type) -> Bool {
+        classBits.load(ordering: .relaxed) == unsafeBitCast(type, to: UInt.self)
+    }
+
     private func noteNewClass(_ cls: NSManagedObject.Type) {
         guard cls != NSManagedObject.self else { return }
         let isNew = classCache.withLock { cached -> Bool in

@@ -166,7 +166,9 @@ extension NSManagedObjectContext {
             throw OpenCoreDataError(
                 .coreDataError, "the model has no entity named \(entityName ?? "nil")", entityName: entityName)
         }
-        if let cls = T.self as? NSManagedObject.Type { entity.withLayout { $0.noteClass(cls) } }
+        entity.withLayout { layout in
+            if !layout.hasNotedClass(T.self), let cls = T.self as? NSManagedObject.Type { layout.noteClass(cls) }
+        }
         // Borrowed from the copy, which holds it: read out as a value, it was retained and released.
         if let predicate = copy._settings.predicate.map(Unmanaged.passUnretained) {
             try predicate._withUnsafeGuaranteedRef { try $0._ocdValidate(for: entity) }
