@@ -318,6 +318,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             return .values(try execute(request, with: context) as? [Any] ?? [])
         }
         return try lock.withLock {
+            // A context's fetch copy is of the class itself: its entity is read where it is stored,
+            // and the one store of the entity asked for last is lent from the remembered array
+            // (copied out, the entity and the array were a retain and a release each a fetch).
+            if request._affectedStores == nil, let entity = request._settings.entity.map(Unmanaged.passUnretained),
+                lastStores?.entity == ObjectIdentifier(entity.takeUnretainedValue()), lastStores?.stores.count == 1
+            {
+                return try lastStores.unsafelyUnwrapped.stores.withUnsafeBufferPointer { stores in
+                    try Unmanaged.passUnretained(stores[0])._withUnsafeGuaranteedRef {
+                        try $0._executeFetch(request, context: context)
+                    }
+                }
+            }
             let targets = try fetchTargets(request)
             if targets.count == 1 {
                 // Borrowed from the array, which holds it: a store has a side table (weak references
