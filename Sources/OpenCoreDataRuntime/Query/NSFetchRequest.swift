@@ -227,6 +227,15 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         _getSuperclass(type(of: request)).map(ObjectIdentifier.init) == ObjectIdentifier(NSPersistentStoreRequest.self)
     }
 
+    /// This request if it is of the class itself, else a copy of it that is (made through the
+    /// subclass's accessors): what code reading ``_settings`` directly takes.
+    package final func _ofTheClassItself() -> NSFetchRequest<ResultType> {
+        if Self.isPlain(self) { return self }
+        let copy = NSFetchRequest<ResultType>()
+        copy.copySettings(from: self)
+        return copy
+    }
+
     /// Copies every setting of `other` into this request, a new one of the class itself (every
     /// caller makes one to copy into: its class is not looked at, about 30 instructions a fetch,
     /// callgrind case 4).

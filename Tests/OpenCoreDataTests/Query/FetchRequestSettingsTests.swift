@@ -98,6 +98,34 @@ struct FetchRequestSettingsTests {
     }
 }
 
+extension FetchRequestSettingsTests {
+    /// A subclass's overriding accessor holds however the request reaches the SQLite store: through a
+    /// context (which copies it) and through the coordinator's `execute(_:with:)` (the store reads
+    /// stored settings only from a request of the class itself, so it copies a subclass's first).
+    @Test func aSubclassesAccessorsHoldThroughContextAndCoordinator() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let context = store.newContext()
+        try context.performAndWait { () throws -> Void in
+            for name in ["Ann", "Bob", "Cy"] { insertObject("Employee", ["name": name, "age": 30], into: context) }
+            try context.save()
+            let request = FirstOnlyRequest()
+            request.entityName = "Employee"
+            request.entity = store.model.entitiesByName["Employee"]
+            #expect(try context.fetch(request).count == 1)
+            let executed = try store.coordinator.execute(request, with: context) as? [Any]
+            #expect(executed?.count == 1)
+        }
+    }
+}
+
+/// An untyped request whose `fetchLimit` getter says 1.
+private final class FirstOnlyRequest: NSFetchRequest<any NSFetchRequestResult> {
+    override var fetchLimit: Int {
+        get { 1 }
+        set {}
+    }
+}
+
 /// A request whose `fetchLimit` getter is overridden.
 private final class LimitOverridingRequest: NSFetchRequest<NSManagedObject> {
     override var fetchLimit: Int {

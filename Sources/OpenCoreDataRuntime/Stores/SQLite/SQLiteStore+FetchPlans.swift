@@ -262,10 +262,10 @@ extension SQLiteStore {
         /// one: a planned lookup made one only to compare it (about 60 instructions a lookup,
         /// callgrind case 4).
         func matches(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool) -> Bool {
-            guard self.keysOnly == keysOnly, includesSubentities == request.includesSubentities,
+            guard self.keysOnly == keysOnly, includesSubentities == request._settings.includesSubentities,
                 paging == Paging(request)
             else { return false }
-            guard let descriptors = request.sortDescriptors, !descriptors.isEmpty else { return sorts.isEmpty }
+            guard let descriptors = request._settings.sortDescriptors, !descriptors.isEmpty else { return sorts.isEmpty }
             guard descriptors.count == sorts.count else { return false }
             for (sort, descriptor) in zip(sorts, descriptors) {
                 guard !SQLiteQuery.hasComparator(descriptor), descriptor.key == sort.key,

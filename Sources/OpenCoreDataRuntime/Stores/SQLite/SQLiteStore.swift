@@ -79,7 +79,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         switch request {
         case let fetch as NSFetchRequest<any NSFetchRequestResult>:
             guard let context else { throw OpenCoreDataError(.coreDataError, "a fetch needs a context") }
-            return try executeFetch(fetch, context: context).values
+            // `executeFetch` reads stored settings: a subclass's overriding accessors are read here.
+            return try executeFetch(fetch._ofTheClassItself(), context: context).values
         case let save as NSSaveChangesRequest:
             if isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: url) }
             try executeSave(save)
