@@ -265,7 +265,9 @@ extension SQLiteStore {
             guard self.keysOnly == keysOnly, includesSubentities == request._settings.includesSubentities,
                 paging == Paging(request)
             else { return false }
-            guard let descriptors = request._settings.sortDescriptors, !descriptors.isEmpty else { return sorts.isEmpty }
+            guard let descriptors = request._settings.sortDescriptors, !descriptors.isEmpty else {
+                return sorts.isEmpty
+            }
             guard descriptors.count == sorts.count else { return false }
             for (sort, descriptor) in zip(sorts, descriptors) {
                 guard !SQLiteQuery.hasComparator(descriptor), descriptor.key == sort.key,
