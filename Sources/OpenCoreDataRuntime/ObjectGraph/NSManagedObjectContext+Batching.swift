@@ -189,7 +189,9 @@ extension NSManagedObjectContext {
     /// The entity of `request` if it is fetched in batches: a nonzero `fetchBatchSize`, managed
     /// objects as results, and no unsaved changes to merge for the entity (a plain fetch merges them).
     package func _batchingEntity(_ request: NSFetchRequest<any NSFetchRequestResult>) -> NSEntityDescription? {
-        guard request.fetchBatchSize > 0, request.resultType == .managedObjectResultType, let entity = request.entity,
+        // The context's copy (``prepared(_:)``), of the class itself: its stored settings are read.
+        guard request._settings.fetchBatchSize > 0, request._settings.resultType == .managedObjectResultType,
+            let entity = request._settings.entity,
             !(request.includesPendingChanges && hasPendingChanges(for: entity))
         else { return nil }
         return entity

@@ -189,10 +189,13 @@ extension NSManagedObjectContext {
         _spareFetchRequest = request
     }
 
+    /// Runs `request`, a copy from ``prepared(_:)`` (of the class itself: its stored settings are read).
     package func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
         if let batched = try _batchedFetch(request) { return .objects(batched) }
         let results = try _fetchWithoutPrefetching(request)
-        if request.resultType == .managedObjectResultType, let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
+        if request._settings.hasRareSettings, request._settings.resultType == .managedObjectResultType,
+            let keyPaths = request._settings.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty
+        {
             try _prefetch(keyPaths, for: results.managedObjects)
         }
         return results
