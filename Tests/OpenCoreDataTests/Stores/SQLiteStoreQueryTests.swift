@@ -84,7 +84,8 @@ struct SQLiteStoreQueryTests {
 
     /// A limit is written into the SQL (`LIMIT 3`), as Apple's store writes it, with `OFFSET ?` only
     /// when the offset is not 0; an offset alone has the limit -1 (none). Each gives the rows Apple's
-    /// documentation describes.
+    /// documentation describes. A lookup through a format template, planned once, keeps each limit's
+    /// SQL apart: the same format with limits 1, 2, 1, 3 and 2 returns as many rows.
     @Test func limitsAndOffsetsRunInSQL() throws {
         let store = try TestStore(NSSQLiteStoreType)
         let context = store.newContext()
@@ -107,24 +108,12 @@ struct SQLiteStoreQueryTests {
             #expect(found == ages.map(Int64.init), "limit \(limit), offset \(offset)")
             #expect(statements.last?.hasSuffix(tail) == true, "\(statements.last ?? "")")
         }
-    }
-
-    /// A lookup through a format template, planned once, keeps each limit's SQL apart: the same
-    /// predicate format with limits 1, 2, 1 and 3 returns 1, 2, 1 and 3 rows.
-    @Test func plannedFetchesKeepTheirLimits() throws {
-        let store = try TestStore(NSSQLiteStoreType)
-        let context = store.newContext()
-        for age in 20..<30 { insertObject("Employee", ["name": "E\(age)", "age": age], into: context) }
-        try context.save()
-        var statements: [String] = []
-        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
         let reader = store.newContext()
         for (round, limit) in [1, 2, 1, 3, 2].enumerated() {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
             request.predicate = NSPredicate(format: "%K >= %lld", "age", Int64(24 + round % 2))
             request.fetchLimit = limit
-            let found = try reader.fetch(request)
-            #expect(found.count == limit, "round \(round), limit \(limit)")
+            #expect(try reader.fetch(request).count == limit, "round \(round), limit \(limit)")
             #expect(statements.last?.hasSuffix(" LIMIT \(limit)") == true, "\(statements.last ?? "")")
         }
     }
