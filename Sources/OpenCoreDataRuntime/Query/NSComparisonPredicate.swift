@@ -143,8 +143,8 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
     /// A format template's instance whose side that is `nil` is the integer constant `pendingInteger`
     /// (see ``_left``); exactly one of `left` and `right` is `nil`.
     package init(
-        _templateLeft left: NSExpression?, right: NSExpression?, pendingInteger: Int64, modifier: Modifier, type: Operator,
-        options: Options
+        _templateLeft left: NSExpression?, right: NSExpression?, pendingInteger: Int64, modifier: Modifier,
+        type: Operator, options: Options
     ) {
         precondition((left == nil) != (right == nil), "one side of a template instance is pending")
         _left = left

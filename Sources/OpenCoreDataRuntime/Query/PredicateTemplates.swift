@@ -167,8 +167,8 @@ enum PredicateTemplates {
         func instance(pending: Int, _ integer: Int64, other: NSExpression?) -> NSPredicate {
             let slot = { (index: Int) in index == pending ? nil : other }
             return NSComparisonPredicate(
-                _templateLeft: left.expression(slot: slot), right: right.expression(slot: slot), pendingInteger: integer,
-                modifier: modifier, type: type, options: options)
+                _templateLeft: left.expression(slot: slot), right: right.expression(slot: slot),
+                pendingInteger: integer, modifier: modifier, type: type, options: options)
         }
 
         /// The instance with `slots`: what `_substituting` makes of the template.

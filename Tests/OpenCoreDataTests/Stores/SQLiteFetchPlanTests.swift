@@ -207,7 +207,8 @@ struct SQLiteFetchPlanTests {
         #expect(try Self.plans(store) == 3)
         // The sort alone (no limit) is a plan of its own too; ties keep the primary key's order.
         let descendingAll = try Self.results(
-            NSPredicate(format: "age > %d", 20), in: context, sortedBy: [NSSortDescriptor(key: "age", ascending: false)])
+            NSPredicate(format: "age > %d", 20), in: context,
+            sortedBy: [NSSortDescriptor(key: "age", ascending: false)])
         #expect(descendingAll.store == ["Zoe", "ann", "Ann", "Bob", "Zoë"])
         #expect(try Self.plans(store) == 4)
         // And no sort at all is another.
