@@ -313,6 +313,18 @@ extension SQLiteFetchPlanTests {
         }
     }
 
+    /// Two integer slots: the first is left pending, the second made; both sides read back as the
+    /// direct parse's, and the comparison evaluates as it does.
+    @Test func aTemplateWithTwoIntegerSlotsLeavesTheFirstPending() throws {
+        for (a, b) in [(30, 30), (30, 41)] {
+            let predicate = try #require(NSPredicate(format: "%d == %d", a, b) as? NSComparisonPredicate)
+            #expect(predicate._left == nil && predicate._right != nil)
+            let direct = try PredicateParser.parsePredicateUncached("%d == %d", arguments: [a, b])
+            #expect(predicate == direct)
+            #expect(predicate.evaluate(with: nil) == (a == b))
+        }
+    }
+
     /// Threads that read a fresh instance's pending side together all get the one expression made.
     @Test func aPendingSideIsMadeOnceForConcurrentReaders() {
         for round in 0..<20 {
