@@ -344,6 +344,29 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
+    /// A context's fetch of managed objects with `settings` (of the request itself: no affected
+    /// stores) and the entity they resolve to, sent to the one store that holds the entity when
+    /// that store plans it (``NSIncrementalStore/_plannedFetch(_:entity:context:)``); `nil` when a
+    /// subclass of the coordinator runs fetches, the entity is in several stores or none, or the
+    /// store does not plan the fetch (the context then runs it with a request).
+    package func _plannedFetch(
+        _ settings: UnsafePointer<FetchRequestSettings>, entity: NSEntityDescription, context: NSManagedObjectContext
+    ) throws -> FetchResults? {
+        guard Swift.type(of: self) == NSPersistentStoreCoordinator.self else { return nil }
+        return try lock.withLock { () throws -> FetchResults? in
+            let key = ObjectIdentifier(entity)
+            if lastStores?.entity != key || lastStores?.stores.count != 1 {
+                guard storesHoldingEntity(entity).count == 1 else { return nil }
+            }
+            // The entity's one store, lent from the remembered array (see `_executeFetch(_:with:)`).
+            return try lastStores.unsafelyUnwrapped.stores.withUnsafeBufferPointer { stores in
+                try Unmanaged.passUnretained(stores[0])._withUnsafeGuaranteedRef {
+                    try $0._plannedFetch(settings, entity: entity, context: context)
+                }
+            }
+        }
+    }
+
     /// The stores a fetch goes to; called with the lock held.
     private func fetchTargets(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [NSIncrementalStore] {
         guard let entity = request.entity else {

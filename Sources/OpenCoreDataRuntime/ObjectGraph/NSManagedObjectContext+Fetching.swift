@@ -13,6 +13,9 @@ extension NSManagedObjectContext {
         // `performAndWait` look `[T]`'s metadata up on every call (about 330 instructions a fetch,
         // callgrind case 4).
         let outcome = try performAndWait { () throws(any Error) -> FetchOutcome in
+            if case .objects(let objects, let ofClass)? = try _plannedFetch(request) {
+                return .objects(objects, ofClass: ofClass)
+            }
             var erased = try prepared(request)
             defer { _recycle(&erased) }
             let results = try _fetch(erased)  // a batched fetch's lazily loading objects included
@@ -146,7 +149,6 @@ extension NSManagedObjectContext {
     /// A type-erased copy of `request` with its entity resolved and its predicate checked.
     package func prepared<T>(_ request: NSFetchRequest<T>) throws -> NSFetchRequest<any NSFetchRequestResult> {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
-        let model = coordinator.managedObjectModel
         // Always a fresh copy, made directly: the stores see the resolved entity without it being set
         // on the caller's request, and no cast to the erased type is needed (`erased()`'s cast, and
         // the entity setter's second look at the name, were about 500 instructions a fetch,
@@ -156,11 +158,24 @@ extension NSManagedObjectContext {
         // was about 300 instructions a fetch (callgrind case 4).
         let copy = _spareFetchRequest.take() ?? NSFetchRequest<any NSFetchRequestResult>()
         copy.copySettings(from: request)
-        let requested = copy._settings.entity
-        let named = requested == nil  // found by `entityName`, which is then the entity's name
-        let entityName = copy._settings.entityName
+        let entity = try _checkedEntity(of: copy, model: coordinator.managedObjectModel, resultType: T.self)
+        copy._setResolvedEntity(entity, byEntityName: copy._settings.entity == nil)
+        // Only `propertiesToFetch` and `propertiesToGroupBy` are checked: rarely set, and then not nil.
+        if copy._settings.hasRareSettings { try FetchDictionaryResults.validate(copy, entity: entity) }
+        return copy
+    }
+
+    /// The entity `request` fetches, resolved against `model` (found by its name, or by
+    /// ``NSFetchRequest/entityName``), noted as the entity of `resultType` when that is a managed
+    /// object class, with the predicate and sort descriptors checked against it. `request` is of
+    /// the class itself: its stored settings are read (in place: the settings passed as a value
+    /// were copied, every reference in them retained and released).
+    private func _checkedEntity<R, T>(
+        of request: NSFetchRequest<R>, model: NSManagedObjectModel, resultType: T.Type
+    ) throws -> NSEntityDescription {
+        let entityName = request._settings.entityName
         guard
-            let entity = requested.flatMap({ e in e.name.flatMap(model._entity(named:)) })
+            let entity = request._settings.entity.flatMap({ e in e.name.flatMap(model._entity(named:)) })
                 ?? entityName.flatMap(model._entity(named:))
         else {
             throw OpenCoreDataError(
@@ -169,15 +184,35 @@ extension NSManagedObjectContext {
         entity.withLayout { layout in
             if !layout.hasNotedClass(T.self), let cls = T.self as? NSManagedObject.Type { layout.noteClass(cls) }
         }
-        // Borrowed from the copy, which holds it: read out as a value, it was retained and released.
-        if let predicate = copy._settings.predicate.map(Unmanaged.passUnretained) {
+        // Borrowed from the request, which holds it: read out as a value, it was retained and released.
+        if let predicate = request._settings.predicate.map(Unmanaged.passUnretained) {
             try predicate._withUnsafeGuaranteedRef { try $0._ocdValidate(for: entity) }
         }
-        if let sorts = copy._settings.sortDescriptors { for sort in sorts { try sort._ocdValidate(for: entity) } }
-        copy._setResolvedEntity(entity, byEntityName: named)
-        // Only `propertiesToFetch` and `propertiesToGroupBy` are checked: rarely set, and then not nil.
-        if copy._settings.hasRareSettings { try FetchDictionaryResults.validate(copy, entity: entity) }
-        return copy
+        if let sorts = request._settings.sortDescriptors { for sort in sorts { try sort._ocdValidate(for: entity) } }
+        return entity
+    }
+
+    /// `request`'s fetch by a plan its store keeps (a format template's instance looked up in a
+    /// loop: ``NSIncrementalStore/_plannedFetch(_:entity:context:)``), run on the request's own
+    /// settings without the type-erasing copy ``prepared(_:)`` makes (copying, resolving onto the
+    /// copy and clearing it for reuse were about 700 instructions a lookup, callgrind case 4). For a
+    /// request of the class itself for managed objects, unbatched, with no affected stores or
+    /// rarely set settings, whose predicate is a template's instance and whose entity has no unsaved
+    /// changes to merge; `nil` otherwise, or when the store has no plan for it.
+    private func _plannedFetch<T>(_ request: NSFetchRequest<T>) throws -> FetchResults? {
+        guard NSFetchRequest<T>._isPlain(request), request._affectedStores == nil, !request._settings.hasRareSettings,
+            request._settings.fetchBatchSize == 0, request._settings.resultType == .managedObjectResultType,
+            request._settings.predicate.map(Unmanaged.passUnretained)?._withUnsafeGuaranteedRef({
+                $0._templateOrigin != nil
+            }) == true,
+            let coordinator = persistentStoreCoordinator
+        else { return nil }
+        let entity = try _checkedEntity(of: request, model: coordinator.managedObjectModel, resultType: T.self)
+        if hasUnsavedObjects, request._settings.includesPendingChanges, hasPendingChanges(for: entity) { return nil }
+        // The settings lent where they are stored: passed as a value, they were copied.
+        return try withUnsafeMutablePointer(to: &request._settings) { settings in
+            try coordinator._plannedFetch(UnsafePointer(settings), entity: entity, context: self)
+        }
     }
 
     /// Keeps `request`, a copy from ``prepared(_:)`` that the fetch is done with, for the next one,

@@ -223,14 +223,14 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     /// superclass is ``NSPersistentStoreRequest``. (`type(of: request) == NSFetchRequest<Other>.self`
     /// looked the generic class's metadata up at run time, about 350 instructions a fetch.)
     @inline(__always)
-    private static func isPlain(_ request: AnyObject) -> Bool {
+    package static func _isPlain(_ request: AnyObject) -> Bool {
         _getSuperclass(type(of: request)).map(ObjectIdentifier.init) == ObjectIdentifier(NSPersistentStoreRequest.self)
     }
 
     /// This request if it is of the class itself, else a copy of it that is (made through the
     /// subclass's accessors): what code reading ``_settings`` directly takes.
     package final func _ofTheClassItself() -> NSFetchRequest<ResultType> {
-        if Self.isPlain(self) { return self }
+        if Self._isPlain(self) { return self }
         let copy = NSFetchRequest<ResultType>()
         copy.copySettings(from: self)
         return copy
@@ -243,8 +243,8 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     /// A request of the class itself (not a subclass, which may override a setting's accessors) is
     /// copied from its stored settings in one assignment.
     package final func copySettings<Other>(from other: NSFetchRequest<Other>) {
-        assert(Self.isPlain(self), "settings are copied into a request of the class itself")
-        if Self.isPlain(other) {
+        assert(Self._isPlain(self), "settings are copied into a request of the class itself")
+        if Self._isPlain(other) {
             _settings = other._settings
             _affectedStores = other._affectedStores
             return

@@ -155,6 +155,16 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
         .values(try execute(request, with: context) as? [Any] ?? [])
     }
 
+    /// A context's fetch of managed objects with `settings`, whose entity resolves to `entity`, when
+    /// the store can run it without a request (a lookup by a format template's instance that an
+    /// earlier fetch planned); `nil` when it cannot, and the context then makes a request for
+    /// ``_executeFetch(_:context:)``.
+    package func _plannedFetch(
+        _ settings: UnsafePointer<FetchRequestSettings>, entity: NSEntityDescription, context: NSManagedObjectContext
+    ) throws -> FetchResults? {
+        nil
+    }
+
     /// The values of the object with `objectID`, to fill its fault.
     open func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
         throw OpenCoreDataError(.persistentStoreOperation, "\(Swift.type(of: self)) does not implement newValuesForObject(with:with:)", objectID: objectID)

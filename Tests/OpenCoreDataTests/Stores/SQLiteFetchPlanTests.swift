@@ -313,6 +313,59 @@ extension SQLiteFetchPlanTests {
         }
     }
 
+    /// A typed fetch by a plan runs on the request's own settings, without the context's
+    /// type-erasing copy, only where nothing else applies: the entity's unsaved changes are still
+    /// merged, `affectedStores` still obeyed, and a subclass's overriding accessor still read, each
+    /// once the plan exists.
+    @Test func aPlannedTypedFetchLeavesOtherFetchesToTheGeneralPath() throws {
+        let (store, context, _) = try Self.seeded()
+        defer { withExtendedLifetime(store) {} }
+        try context.performAndWait { () throws -> Void in
+            func names(_ request: NSFetchRequest<NSManagedObject> = NSFetchRequest(entityName: "Employee"))
+                throws -> [String]
+            {
+                request.predicate = NSPredicate(format: "%K == %d", "age", 30)
+                return try context.fetch(request).map { $0.value(forKey: "name") as! String }.sorted()
+            }
+            #expect(try names() == ["Ann", "Bob"])  // makes the plan
+            #expect(try names() == ["Ann", "Bob"])  // by the plan
+            let unsaved = insertObject("Employee", ["name": "Dee", "age": 30], into: context)
+            #expect(try names() == ["Ann", "Bob", "Dee"])
+            context.delete(unsaved)
+            #expect(try names() == ["Ann", "Bob"])
+            let none = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            none.affectedStores = []
+            #expect(try names(none) == [])
+            let limited = FirstOnlyEmployees(entityName: "Employee")
+            #expect(try names(limited).count == 1)
+        }
+        // A batched request still gets its lazily loading faults, and prefetching still prefetches
+        // (in a fresh context each, after the plan is made).
+        let batched = store.newContext()
+        try batched.performAndWait { () throws -> Void in
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate(format: "%K == %d", "age", 30)
+            request.fetchBatchSize = 1
+            let objects = try batched.fetch(request)
+            #expect(objects.count == 2 && objects.allSatisfy { $0._fetchBatch != nil })
+        }
+        nonisolated(unsafe) var statements: [String] = []
+        try sqliteStore(store.coordinator).connection?.statementObserver = { statements.append($0) }
+        let prefetching = store.newContext()
+        try prefetching.performAndWait { () throws -> Void in
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate(format: "%K == %d", "age", 30)
+            request.relationshipKeyPathsForPrefetching = ["department"]
+            let objects = try prefetching.fetch(request)
+            let fetched = statements.count
+            let departments = objects.compactMap {
+                ($0.value(forKey: "department") as? NSManagedObject)?.value(forKey: "name")
+            }
+            #expect(departments.count == 2)
+            #expect(statements.count == fetched, "\(statements.suffix(statements.count - fetched))")
+        }
+    }
+
     /// Two integer slots: the first is left pending, the second made; both sides read back as the
     /// direct parse's, and the comparison evaluates as it does.
     @Test func aTemplateWithTwoIntegerSlotsLeavesTheFirstPending() throws {
@@ -404,5 +457,13 @@ struct SQLiteNestedFetchTests {
             let inline = TemplateSlots(expressions[0], count >= 2 ? expressions[1] : nil)
             #expect(Array(inline).map(ObjectIdentifier.init) == expressions.prefix(2).map(ObjectIdentifier.init))
         }
+    }
+}
+
+/// A typed request whose `fetchLimit` getter says 1.
+private final class FirstOnlyEmployees: NSFetchRequest<NSManagedObject> {
+    override var fetchLimit: Int {
+        get { 1 }
+        set {}
     }
 }

@@ -34,27 +34,20 @@ extension SQLiteStore {
             || (resultType == .managedObjectResultType && !request._settings.includesPropertyValues)
 
         // An instance of a format template fetched before in the same way: its plan has the SQL.
-        // The predicate is held for the fetch, and its origin (set once, before the predicate was
-        // returned to its creator) read through it unretained.
-        let predicate = resultType == .countResultType ? nil : request._settings.predicate
-        defer { withExtendedLifetime(predicate) {} }
-        let originRef = predicate.flatMap { predicate in predicate._templateOrigin.map(Unmanaged.passUnretained) }
-        // The instance's slot expressions (an origin means a predicate): a view, valid while the
-        // predicate is held.
-        let slots = originRef.map { ref in ref._withUnsafeGuaranteedRef { $0.slots(of: predicate.unsafelyUnwrapped) } }
-        let found = originRef.flatMap { ref in
-            ref._withUnsafeGuaranteedRef { origin in
-                slots.flatMap {
-                    connection.fetchPlans.plan(
-                        for: origin, slots: $0, mapping: mapping, request: request, keysOnly: keysOnly)
-                }
-            }
+        // The settings lent where they are stored: passed as a value, they were copied.
+        let lookup = withUnsafeMutablePointer(to: &request._settings) {
+            planLookup(UnsafePointer($0), mapping: mapping, connection: connection, keysOnly: keysOnly)
         }
+        defer { withExtendedLifetime(lookup.predicate) {} }
+        let (originRef, slots, found) = (lookup.origin, lookup.slots, lookup.plan)
 
         // Objects by a plan whose statement is prepared (a lookup in a loop): straight to the rows.
         if let found, let slots, !keysOnly, resultType == .managedObjectResultType,
-            let objects = try plannedObjects(
-                found, slots: slots, request: request, mapping: mapping, connection: connection, context: context)
+            let objects = try withUnsafeMutablePointer(to: &request._settings, { settings in
+                try plannedObjects(
+                    found, slots: slots, request: UnsafePointer(settings), mapping: mapping, connection: connection,
+                    context: context)
+            })
         {
             return objects
         }
@@ -85,7 +78,8 @@ extension SQLiteStore {
             bindings = compiled.query.bindings
             // Keep a plan when the whole fetch ran in SQL and nothing in it depends on a value.
             if found == nil, let origin, let slots, residual.isEmpty, order != nil, compiled.query.reusable,
-                let kinds = FetchPlan.kinds(of: slots), let requestShape = RequestShape(request, keysOnly: keysOnly)
+                let kinds = FetchPlan.kinds(of: slots),
+                let requestShape = RequestShape(request._settings, keysOnly: keysOnly)
             {
                 newPlan = FetchPlan(
                     template: origin.template, mapping: mapping, request: requestShape, kinds: kinds,
@@ -96,7 +90,7 @@ extension SQLiteStore {
         let sortInMemory = !sorts.isEmpty && order == nil
         let allInSQL = residual.isEmpty && !sortInMemory
 
-        let paging = allInSQL ? Paging(request) : .none
+        let paging = allInSQL ? Paging(request._settings) : .none
         let limited = paging != .none
         // Appended to in place: a plan's bindings have room for the offset (a copy of the array here,
         // still shared with the plan's result, was reallocated: about 280 instructions a fetch,
@@ -208,6 +202,18 @@ extension SQLiteStore {
         }
     }
 
+    /// ``planMatchesCompiler(_:_:mapping:slots:bindings:)`` for a planned fetch, with a request made
+    /// from its settings (debug builds only).
+    private func planMatchesCompiler(
+        _ plan: FetchPlan, _ settings: borrowing FetchRequestSettings, mapping: SQLiteSchema.EntityMapping,
+        slots: TemplateSlots
+    ) -> Bool {
+        let request = NSFetchRequest<any NSFetchRequestResult>()
+        request._settings = copy settings
+        let bindings = plan.bindings(for: slots) ?? []
+        return planMatchesCompiler(plan, request, mapping: mapping, slots: slots, bindings: bindings)
+    }
+
     /// Whether `plan` has what the compiler makes of `request` now (debug builds check each use).
     private func planMatchesCompiler(
         _ plan: FetchPlan, _ request: NSFetchRequest<any NSFetchRequestResult>, mapping: SQLiteSchema.EntityMapping,
@@ -216,6 +222,51 @@ extension SQLiteStore {
         let fresh = compiledConditions(request, mapping: mapping, slots: slots.map(Array.init) ?? [])
         return fresh.conditions == plan.conditions && fresh.query.joins == plan.joins && fresh.order == plan.order
             && fresh.query.bindings == bindings && fresh.residual.isEmpty
+    }
+
+    /// ``planLookup(_:mapping:connection:keysOnly:)``'s findings.
+    private typealias PlanLookup = (
+        predicate: NSPredicate?, origin: Unmanaged<PredicateTemplateOrigin>?, slots: TemplateSlots?, plan: FetchPlan?
+    )
+
+    /// What a fetch with `settings` from `mapping` finds before it runs: its predicate (held for the
+    /// fetch), and when that is an instance of a format template, its origin (set once, before the
+    /// predicate was returned to its creator, and read through it unretained), its slot expressions
+    /// (a view, valid while the predicate is held) and the plan an earlier instance fetched in the
+    /// same way left.
+    private func planLookup(
+        _ settings: UnsafePointer<FetchRequestSettings>, mapping: SQLiteSchema.EntityMapping,
+        connection: SQLiteConnection, keysOnly: Bool
+    ) -> PlanLookup {
+        let predicate = settings.pointee.resultType == .countResultType ? nil : settings.pointee.predicate
+        let originRef = predicate.flatMap { predicate in predicate._templateOrigin.map(Unmanaged.passUnretained) }
+        let slots = originRef.map { ref in ref._withUnsafeGuaranteedRef { $0.slots(of: predicate.unsafelyUnwrapped) } }
+        let found = originRef.flatMap { ref in
+            ref._withUnsafeGuaranteedRef { origin in
+                slots.flatMap {
+                    connection.fetchPlans.plan(
+                        for: origin, slots: $0, mapping: mapping, request: settings, keysOnly: keysOnly)
+                }
+            }
+        }
+        return (predicate, originRef, slots, found)
+    }
+
+    /// A context's fetch of managed objects with `settings` and the entity they resolve to, when a
+    /// plan serves it (a lookup in a loop): ``executeFetch(_:context:)``'s planned path, reached
+    /// without the type-erasing request copy the context otherwise makes; `nil` when no plan does.
+    func plannedFetch(
+        _ settings: UnsafePointer<FetchRequestSettings>, entity: NSEntityDescription, context: NSManagedObjectContext
+    ) throws -> FetchResults? {
+        let connection = try db()
+        guard settings.pointee.resultType == .managedObjectResultType, settings.pointee.includesPropertyValues,
+            let mapping = connection.fetchMapping(of: entity, in: schema)
+        else { return nil }
+        let lookup = planLookup(settings, mapping: mapping, connection: connection, keysOnly: false)
+        defer { withExtendedLifetime(lookup.predicate) {} }
+        guard let plan = lookup.plan, let slots = lookup.slots else { return nil }
+        return try plannedObjects(
+            plan, slots: slots, request: settings, mapping: mapping, connection: connection, context: context)
     }
 
     /// The objects of a fetch by `plan`, whose statement is prepared, with the instance's values
@@ -229,7 +280,7 @@ extension SQLiteStore {
     /// `RequestShape` taking the request borrowed, ten retains and eight releases fewer a lookup,
     /// about 520 instructions).
     private func plannedObjects(
-        _ plan: FetchPlan, slots: TemplateSlots, request: NSFetchRequest<any NSFetchRequestResult>,
+        _ plan: FetchPlan, slots: TemplateSlots, request: UnsafePointer<FetchRequestSettings>,
         mapping: SQLiteSchema.EntityMapping, connection: SQLiteConnection, context: NSManagedObjectContext
     ) throws -> FetchResults? {
         guard let prepared = plan.statement else { return nil }
@@ -237,13 +288,11 @@ extension SQLiteStore {
         defer { statement.reset() }
         guard let next = plan.bind(slots, into: statement) else { return nil }
         connection.statementObserver?(statement.sql)
-        assert(
-            planMatchesCompiler(
-                plan, request, mapping: mapping, slots: slots, bindings: plan.bindings(for: slots) ?? []))
-        if plan.request.paging.bindsOffset { statement.bind(Int64(request._settings.fetchOffset), next) }
-        let limit = request._settings.fetchLimit
+        assert(planMatchesCompiler(plan, request.pointee, mapping: mapping, slots: slots))
+        if plan.request.paging.bindsOffset { statement.bind(Int64(request.pointee.fetchOffset), next) }
+        let limit = request.pointee.fetchLimit
         let (objects, objectClass) = try fetchedObjects(
-            statement, mapping: mapping, connection: connection, asFault: request._settings.returnsObjectsAsFaults,
+            statement, mapping: mapping, connection: connection, asFault: request.pointee.returnsObjectsAsFaults,
             rowLimit: limit > 0 ? limit : Int.max, context: context)
         return .objects(objects, ofClass: objectClass)
     }
@@ -403,9 +452,12 @@ extension SQLiteStore {
         case limitAndOffset(Int)
 
         /// The paging of `request`'s limit and offset, when they run in SQL.
-        init(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>) {
-            let limit = request._settings.fetchLimit
-            if request._settings.fetchOffset > 0 {
+        init(_ request: borrowing FetchRequestSettings) {
+            self.init(limit: request.fetchLimit, offset: request.fetchOffset)
+        }
+
+        init(limit: Int, offset: Int) {
+            if offset > 0 {
                 self = .limitAndOffset(limit > 0 ? limit : -1)
             } else {
                 self = limit > 0 ? .limit(limit) : .none

@@ -243,7 +243,7 @@ extension SQLiteStore {
         /// fetches are not planned).
         /// The request is borrowed: an initializer's parameters are otherwise taken owned, a retain
         /// and a release a fetch.
-        init?(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool) {
+        init?(_ request: borrowing FetchRequestSettings, keysOnly: Bool) {
             includesSubentities = request.includesSubentities
             paging = Paging(request)
             self.keysOnly = keysOnly
@@ -261,11 +261,11 @@ extension SQLiteStore {
         /// Whether `RequestShape(request, keysOnly: keysOnly)` is this shape, found without making
         /// one: a planned lookup made one only to compare it (about 60 instructions a lookup,
         /// callgrind case 4).
-        func matches(_ request: borrowing NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool) -> Bool {
-            guard self.keysOnly == keysOnly, includesSubentities == request._settings.includesSubentities,
-                paging == Paging(request)
+        func matches(_ request: UnsafePointer<FetchRequestSettings>, keysOnly: Bool) -> Bool {
+            guard self.keysOnly == keysOnly, includesSubentities == request.pointee.includesSubentities,
+                paging == Paging(limit: request.pointee.fetchLimit, offset: request.pointee.fetchOffset)
             else { return false }
-            guard let descriptors = request._settings.sortDescriptors, !descriptors.isEmpty else {
+            guard let descriptors = request.pointee.sortDescriptors, !descriptors.isEmpty else {
                 return sorts.isEmpty
             }
             guard descriptors.count == sorts.count else { return false }
@@ -292,7 +292,7 @@ extension SQLiteStore {
         /// `shape`.
         mutating func plan(
             for origin: PredicateTemplateOrigin, slots: TemplateSlots, mapping: SQLiteSchema.EntityMapping,
-            request: borrowing NSFetchRequest<any NSFetchRequestResult>, keysOnly: Bool
+            request: UnsafePointer<FetchRequestSettings>, keysOnly: Bool
         ) -> FetchPlan? {
             if let last, Self.plan(last, serves: origin, slots, mapping, request, keysOnly) { return last }
             guard let candidates = plans[ObjectIdentifier(origin.template)] else { return nil }
@@ -305,8 +305,7 @@ extension SQLiteStore {
 
         private static func plan(
             _ plan: FetchPlan, serves origin: PredicateTemplateOrigin, _ slots: TemplateSlots,
-            _ mapping: SQLiteSchema.EntityMapping, _ request: borrowing NSFetchRequest<any NSFetchRequestResult>,
-            _ keysOnly: Bool
+            _ mapping: SQLiteSchema.EntityMapping, _ request: UnsafePointer<FetchRequestSettings>, _ keysOnly: Bool
         ) -> Bool {
             plan.template === origin.template && plan.mapping === mapping
                 && plan.request.matches(request, keysOnly: keysOnly) && FetchPlan.slots(slots, haveKinds: plan.kinds)

@@ -75,6 +75,12 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         try executeFetch(request, context: context)
     }
 
+    override func _plannedFetch(
+        _ settings: UnsafePointer<FetchRequestSettings>, entity: NSEntityDescription, context: NSManagedObjectContext
+    ) throws -> FetchResults? {
+        try plannedFetch(settings, entity: entity, context: context)
+    }
+
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         switch request {
         case let fetch as NSFetchRequest<any NSFetchRequestResult>:
