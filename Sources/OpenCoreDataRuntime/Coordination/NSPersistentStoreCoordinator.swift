@@ -318,17 +318,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             return .values(try execute(request, with: context) as? [Any] ?? [])
         }
         return try lock.withLock {
-            // A context's fetch copy is of the class itself: its entity is read where it is stored,
-            // and the one store of the entity asked for last is lent from the remembered array
-            // (copied out, the entity and the array were a retain and a release each a fetch).
+            // A context's fetch copy is of the class itself: its entity is read where it is stored
+            // (through its getter, it was a retain and a release a fetch).
             if request._affectedStores == nil, let entity = request._settings.entity.map(Unmanaged.passUnretained),
-                lastStores?.entity == ObjectIdentifier(entity.takeUnretainedValue()), lastStores?.stores.count == 1
+                let results = try withOnlyStore(ofLast: ObjectIdentifier(entity.takeUnretainedValue()), {
+                    try $0._executeFetch(request, context: context)
+                })
             {
-                return try lastStores.unsafelyUnwrapped.stores.withUnsafeBufferPointer { stores in
-                    try Unmanaged.passUnretained(stores[0])._withUnsafeGuaranteedRef {
-                        try $0._executeFetch(request, context: context)
-                    }
-                }
+                return results
             }
             let targets = try fetchTargets(request)
             if targets.count == 1 {
@@ -355,15 +352,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard Swift.type(of: self) == NSPersistentStoreCoordinator.self else { return nil }
         return try lock.withLock { () throws -> FetchResults? in
             let key = ObjectIdentifier(entity)
-            if lastStores?.entity != key || lastStores?.stores.count != 1 {
-                guard storesHoldingEntity(entity).count == 1 else { return nil }
-            }
-            // The entity's one store, lent from the remembered array (see `_executeFetch(_:with:)`).
-            return try lastStores.unsafelyUnwrapped.stores.withUnsafeBufferPointer { stores in
-                try Unmanaged.passUnretained(stores[0])._withUnsafeGuaranteedRef {
-                    try $0._plannedFetch(settings, entity: entity, context: context)
-                }
-            }
+            if lastStores?.entity != key { _ = storesHoldingEntity(entity) }  // remembered, if it has stores
+            return try withOnlyStore(ofLast: key) { try $0._plannedFetch(settings, entity: entity, context: context) }
+                ?? nil
+        }
+    }
+
+    /// `body` of the only store of the entity with identity `key` when that is the entity
+    /// ``storesHoldingEntity(_:)`` found last, lent from the remembered array (copied out, the array
+    /// was a retain and a release a fetch); `nil` when the entity found last is another, or has
+    /// several stores. Called with the lock held.
+    @inline(__always)
+    private func withOnlyStore<R>(
+        ofLast key: ObjectIdentifier, _ body: (NSIncrementalStore) throws -> R
+    ) rethrows -> R? {
+        guard lastStores?.entity == key, lastStores?.stores.count == 1 else { return nil }
+        return try lastStores.unsafelyUnwrapped.stores.withUnsafeBufferPointer { stores in
+            try Unmanaged.passUnretained(stores[0])._withUnsafeGuaranteedRef(body)
         }
     }
 
