@@ -202,6 +202,22 @@ final class SQLiteConnection {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
+    /// How many rows one multi-row INSERT or UPDATE of a save writes, for rows of `parameters`
+    /// parameters each: at most ``multiRowLimit`` and within the connection's limit on parameters;
+    /// 0 when a statement would take fewer than two rows, or when `update` and the library has no
+    /// `UPDATE … FROM` (SQLite 3.33).
+    func rowsPerStatement(parameters: Int, update: Bool) -> Int {
+        guard let handle, parameters > 0, !update || sqlite3_libversion_number() >= 3_033_000 else { return 0 }
+        let rows = min(Self.multiRowLimit, Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) / parameters)
+        return rows >= 2 ? rows : 0
+    }
+
+    /// The most rows one multi-row statement of a save writes. Per row of 100,000 (11 columns, one
+    /// index, `/tmp`'s file system, C against the system SQLite 3.40): INSERT 1.19 µs one row a
+    /// statement, 0.86 at 16 rows, 0.77 at 64, 0.76 at 90; `UPDATE … SET ZSCORE, Z_OPT … WHERE Z_PK,
+    /// Z_OPT` 0.87 µs, `UPDATE … FROM (VALUES …)` 0.80 at 16 rows, 0.66 at 64, 0.64 at 100.
+    static let multiRowLimit = 64
+
     /// Whether a table exists.
     func tableExists(_ name: String) throws -> Bool {
         try !column("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]).isEmpty

@@ -136,8 +136,15 @@ final class SQLiteSchema {
         @exclusivity(unchecked) var orderColumns: [Int: String] = [:]
         /// Composite attributes: their flattened columns, bound after `slots` in the statements.
         @exclusivity(unchecked) var compositeSlots: [CompositeSlot] = []
-        var insertSQL = ""
-        var updateSQL = ""
+        /// The columns an INSERT writes, in binding order: `Z_PK`, `Z_ENT`, `Z_OPT`, then `slots`' and the composites'.
+        var insertColumns: [String] = [] {
+            didSet {
+                insertSQL = insertSQL(rows: 1)
+                updateSQL = updateSQL(nil)
+            }
+        }
+        private(set) var insertSQL = ""
+        private(set) var updateSQL = ""
 
         /// An attribute column `decodeRow` reads without looking at the model (not transformable).
         struct PlainAttributeColumn {
@@ -174,15 +181,47 @@ final class SQLiteSchema {
             root: ObjectIdentifier(entity.rootEntity))
 
         /// An UPDATE that writes `Z_OPT` and the columns of the given `slots` entries only (for an
-        /// object whose other columns did not change).
-        func partialUpdateSQL(_ indices: [Int]) -> String {
-            var sets = ["Z_OPT = ?"]
-            for index in indices {
-                let slot = slots[index]
-                sets.append("\(table.columns[slot.column].name) = ?")
-                if case .toOne(_, let entityColumn?) = slot.kind { sets.append("\(table.columns[entityColumn].name) = ?") }
+        /// object whose other columns did not change); all of them (``updateSQL``) when `indices` is nil.
+        /// With `rows` > 1, an `UPDATE … FROM (VALUES …)` of that many rows, each bound as the one-row
+        /// statement is (`Z_OPT`, the columns, `Z_PK`, the old `Z_OPT`), one after the other.
+        func updateSQL(_ indices: [Int]?, rows: Int = 1) -> String {
+            var columns: [String] = []
+            if let indices {
+                for index in indices {
+                    let slot = slots[index]
+                    columns.append(table.columns[slot.column].name)
+                    if case .toOne(_, let entityColumn?) = slot.kind { columns.append(table.columns[entityColumn].name) }
+                }
+            } else {
+                columns = Array(insertColumns.dropFirst(3))
             }
-            return "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
+            columns.insert("Z_OPT", at: 0)
+            guard rows > 1 else {
+                return "UPDATE \(table.name) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) "
+                    + "WHERE Z_PK = ? AND Z_OPT = ?"
+            }
+            // A VALUES clause names its columns column1, column2, … (SQLite's documented names).
+            let sets = columns.enumerated().map { "\($1) = v.column\($0 + 1)" }
+            let tuple = "(" + Array(repeating: "?", count: columns.count + 2).joined(separator: ", ") + ")"
+            return "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) FROM (VALUES "
+                + Array(repeating: tuple, count: rows).joined(separator: ", ") + ") AS v "
+                + "WHERE \(table.name).Z_PK = v.column\(columns.count + 1) AND \(table.name).Z_OPT = v.column\(columns.count + 2)"
+        }
+
+        /// How many columns the given `slots` entries write (a to-one to an entity with subentities
+        /// writes two: the key and the entity).
+        func columnCount(_ indices: [Int]) -> Int {
+            indices.reduce(0) { count, index in
+                if case .toOne(_, _?) = slots[index].kind { return count + 2 }
+                return count + 1
+            }
+        }
+
+        /// The INSERT of `rows` rows, each bound as the one-row ``insertSQL`` is, one after the other.
+        func insertSQL(rows: Int) -> String {
+            let tuple = "(" + Array(repeating: "?", count: insertColumns.count).joined(separator: ", ") + ")"
+            return "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES "
+                + Array(repeating: tuple, count: rows).joined(separator: ", ")
         }
 
         init(entity: NSEntityDescription, number: Int64, table: Table) {
@@ -424,10 +463,7 @@ final class SQLiteSchema {
             }
             mapping.slots = slots
             insertColumns += mapping.compositeSlots.flatMap { $0.columns.map(\.name) }
-            mapping.insertSQL =
-                "INSERT INTO \(table.name) (\(insertColumns.joined(separator: ", "))) VALUES (\(insertColumns.map { _ in "?" }.joined(separator: ", ")))"
-            let sets = ["Z_OPT = ?"] + insertColumns.dropFirst(3).map { "\($0) = ?" }
-            mapping.updateSQL = "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?"
+            mapping.insertColumns = insertColumns
             mappings[ObjectIdentifier(entity)] = mapping
         }
         // Subentity ranges (contiguous in pre-order numbering; fall back to the own number otherwise).

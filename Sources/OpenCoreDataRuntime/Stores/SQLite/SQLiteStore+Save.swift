@@ -26,146 +26,197 @@ extension SQLiteStore {
         let inserted = byKey(request.insertedList)
         let updated = byKey(request.updatedList)
         let deleted = byKey(request.deletedList)
-        let written = try connection.writeTransaction { () throws -> NSDictionary? in
-            // The state below lives in this closure, which does not escape: declared outside it, the
-            // variables the nested functions capture were boxed and checked for exclusive access at
-            // run time on every row (about 150 instructions an inserted row, callgrind case 1; the
-            // last mapping's, below, about 140 an updated row, case 5).
-            //
-            // Rows of one entity usually come together: the last mapping is reused. Keyed by the
-            // object's layout (one per entity, never freed while the entity lives), a plain load, where
-            // `entity` is an unowned reference to retain and release per row.
-            var last: (layout: ObjectIdentifier, mapping: SQLiteSchema.EntityMapping)?
-            func mappingOf(_ object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
-                let layout = ObjectIdentifier(object._layout)
-                if let last, last.layout == layout { return last.mapping }
-                let found = try mapping(of: object)
-                last = (layout, found)
-                return found
-            }
-            var rowsWritten = 0
-            // Whether an inserted or updated row's entity has to-many relationships (join tables or
-            // ordering keys to write after the rows), looked at when the rows' mapping changes.
-            var anyToMany = false
-            var lastToManyCheck: ObjectIdentifier?
-            func hasToMany(_ mapping: SQLiteSchema.EntityMapping) -> Bool {
-                guard ObjectIdentifier(mapping) != lastToManyCheck else { return false }
-                lastToManyCheck = ObjectIdentifier(mapping)
-                return !mapping.toMany.isEmpty
-            }
-            func rowWritten() throws {
-                rowsWritten += 1
-                if let failAfter, rowsWritten > failAfter {
-                    throw OpenCoreDataError(
-                        .persistentStoreSave, "injected failure after \(failAfter) rows (test hook)", url: url)
+        // A multi-row statement that fails says neither which row failed nor why: the whole save is
+        // rolled back and written again a row a statement, which names the object (a uniqueness
+        // conflict) or finds the changed row (optimistic locking).
+        func write(multiRow: Bool) throws -> NSDictionary? {
+            try connection.writeTransaction { () throws -> NSDictionary? in
+                // The state below lives in this closure, which does not escape: declared outside it, the
+                // variables the nested functions capture were boxed and checked for exclusive access at
+                // run time on every row (about 150 instructions an inserted row, callgrind case 1; the
+                // last mapping's, below, about 140 an updated row, case 5).
+                //
+                // Rows of one entity usually come together: the last mapping is reused. Keyed by the
+                // object's layout (one per entity, never freed while the entity lives), a plain load, where
+                // `entity` is an unowned reference to retain and release per row.
+                var last: (layout: ObjectIdentifier, mapping: SQLiteSchema.EntityMapping)?
+                func mappingOf(_ object: NSManagedObject) throws -> SQLiteSchema.EntityMapping {
+                    let layout = ObjectIdentifier(object._layout)
+                    if let last, last.layout == layout { return last.mapping }
+                    let found = try mapping(of: object)
+                    last = (layout, found)
+                    return found
                 }
-            }
-            // writeRow binds every parameter of these statements on each row (see there), so they are
-            // rewound without clearing their bindings (clearing frees each row's text copies a second time).
-            var statements: [ObjectIdentifier: (insert: SQLiteStatement?, update: SQLiteStatement?)] = [:]
-            var lastStatement: (mapping: ObjectIdentifier, insert: Bool, statement: SQLiteStatement)?
-            func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
-                let key = ObjectIdentifier(mapping)
-                // Rows of one entity come in a row.
-                if let lastStatement, lastStatement.mapping == key, lastStatement.insert == insert {
-                    lastStatement.statement.rewind()
-                    return lastStatement.statement
+                var rowsWritten = 0
+                // Whether an inserted or updated row's entity has to-many relationships (join tables or
+                // ordering keys to write after the rows), looked at when the rows' mapping changes.
+                var anyToMany = false
+                var lastToManyCheck: ObjectIdentifier?
+                func hasToMany(_ mapping: SQLiteSchema.EntityMapping) -> Bool {
+                    guard ObjectIdentifier(mapping) != lastToManyCheck else { return false }
+                    lastToManyCheck = ObjectIdentifier(mapping)
+                    return !mapping.toMany.isEmpty
                 }
-                if let cached = insert ? statements[key]?.insert : statements[key]?.update {
-                    cached.rewind()
-                    lastStatement = (key, insert, cached)
-                    return cached
-                }
-                let made = try connection.prepare(insert ? mapping.insertSQL : mapping.updateSQL)
-                if insert {
-                    statements[key, default: (nil, nil)].insert = made
-                } else {
-                    statements[key, default: (nil, nil)].update = made
-                }
-                lastStatement = (key, insert, made)
-                return made
-            }
-            var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
-            // The partial UPDATE used last, kept in three variables and compared in place: as an
-            // optional tuple it was copied out for every row, a retain and a release of its entries
-            // and its statement each time (callgrind case 5).
-            var lastPartialMapping: ObjectIdentifier?
-            var lastPartialEntries: [Int] = []
-            var lastPartialStatement: SQLiteStatement?
-            // An updated row's changed entries, gathered into one buffer reused for every row and
-            // copied only for a new key: a fresh array a row was an allocation, its growth and its
-            // release, about 400 instructions (callgrind case 5).
-            var changed: [Int] = []
-            // One prepared DELETE per entity and form (with or without the version check).
-            var deletes: [ObjectIdentifier: (checked: SQLiteStatement?, unchecked: SQLiteStatement?)] = [:]
-            for object in deleted {
-                let mapping = try mappingOf(object)
-                let checked = object._version > 0
-                let key = ObjectIdentifier(mapping)
-                let statement: SQLiteStatement
-                if let cached = checked ? deletes[key]?.checked : deletes[key]?.unchecked {
-                    cached.reset()
-                    statement = cached
-                } else {
-                    statement = try connection.prepare(
-                        "DELETE FROM \(mapping.table.name) WHERE Z_PK = ?" + (checked ? " AND Z_OPT = ?" : ""))
-                    if checked { deletes[key, default: (nil, nil)].checked = statement } else { deletes[key, default: (nil, nil)].unchecked = statement }
-                }
-                try deleteRow(object, mapping, statement, connection)
-                try rowWritten()
-            }
-            try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
-            for object in inserted {
-                let mapping = try mappingOf(object)
-                if hasToMany(mapping) { anyToMany = true }
-                try writeRow(object, mapping, insert: true, statement(mapping, insert: true), connection)
-                try rowWritten()
-            }
-            for object in updated {
-                let mapping = try mappingOf(object)
-                if hasToMany(mapping) { anyToMany = true }
-                // Only the changed columns (and Z_OPT): rewriting the others would also rewrite
-                // their index entries. Composite columns are written whole.
-                changed.removeAll(keepingCapacity: true)
-                for index in mapping.slots.indices where object._changedSlots.contains(mapping.slots[index].slot) {
-                    changed.append(index)
-                }
-                if changed.count < mapping.slots.count, mapping.compositeSlots.isEmpty {
-                    // Rows changed alike come together: the last statement again, most of the time.
-                    if lastPartialMapping != ObjectIdentifier(mapping) || lastPartialEntries != changed {
-                        // A copy of its own (`map`), so that `changed` stays this loop's only buffer.
-                        let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: changed.map { $0 })
-                        let partial: SQLiteStatement
-                        if let cached = partialStatements[key] {
-                            partial = cached
-                        } else {
-                            partial = try connection.prepare(mapping.partialUpdateSQL(key.entries))
-                            partialStatements[key] = partial
-                        }
-                        (lastPartialMapping, lastPartialEntries, lastPartialStatement) = (key.mapping, key.entries, partial)
+                func rowWritten() throws {
+                    rowsWritten += 1
+                    if let failAfter, rowsWritten > failAfter {
+                        throw OpenCoreDataError(
+                            .persistentStoreSave, "injected failure after \(failAfter) rows (test hook)", url: url)
                     }
-                    let partial = lastPartialStatement.unsafelyUnwrapped
-                    partial.rewind()  // harmless on a statement just prepared: nothing to undo
-                    try writeRow(object, mapping, insert: false, partial, connection, only: lastPartialEntries)
-                } else {
-                    try writeRow(object, mapping, insert: false, statement(mapping, insert: false), connection)
                 }
-                try rowWritten()
+                // writeRow binds every parameter of these statements on each row (see there), so they are
+                // rewound without clearing their bindings (clearing frees each row's text copies a second time).
+                var statements: [ObjectIdentifier: (insert: SQLiteStatement?, update: SQLiteStatement?)] = [:]
+                var lastStatement: (mapping: ObjectIdentifier, insert: Bool, statement: SQLiteStatement)?
+                func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
+                    let key = ObjectIdentifier(mapping)
+                    // Rows of one entity come in a row.
+                    if let lastStatement, lastStatement.mapping == key, lastStatement.insert == insert {
+                        lastStatement.statement.rewind()
+                        return lastStatement.statement
+                    }
+                    if let cached = insert ? statements[key]?.insert : statements[key]?.update {
+                        cached.rewind()
+                        lastStatement = (key, insert, cached)
+                        return cached
+                    }
+                    let made = try connection.prepare(insert ? mapping.insertSQL : mapping.updateSQL)
+                    if insert {
+                        statements[key, default: (nil, nil)].insert = made
+                    } else {
+                        statements[key, default: (nil, nil)].update = made
+                    }
+                    lastStatement = (key, insert, made)
+                    return made
+                }
+                var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
+                // An updated row's changed entries, gathered into one buffer reused for every row and
+                // copied only for a new key: a fresh array a row was an allocation, its growth and its
+                // release, about 400 instructions (callgrind case 5).
+                var changed: [Int] = []
+                // One prepared DELETE per entity and form (with or without the version check).
+                var deletes: [ObjectIdentifier: (checked: SQLiteStatement?, unchecked: SQLiteStatement?)] = [:]
+                for object in deleted {
+                    let mapping = try mappingOf(object)
+                    let checked = object._version > 0
+                    let key = ObjectIdentifier(mapping)
+                    let statement: SQLiteStatement
+                    if let cached = checked ? deletes[key]?.checked : deletes[key]?.unchecked {
+                        cached.reset()
+                        statement = cached
+                    } else {
+                        statement = try connection.prepare(
+                            "DELETE FROM \(mapping.table.name) WHERE Z_PK = ?" + (checked ? " AND Z_OPT = ?" : ""))
+                        if checked { deletes[key, default: (nil, nil)].checked = statement } else { deletes[key, default: (nil, nil)].unchecked = statement }
+                    }
+                    try deleteRow(object, mapping, statement, connection)
+                    try rowWritten()
+                }
+                try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
+                // Rows of one entity (and, updated, with the same changed columns) are written together: as
+                // many as fit in multi-row statements (see `writeRun`), the rest one row a statement.
+                func writeRun(
+                    _ objects: [NSManagedObject], _ run: Range<Int>, _ mapping: SQLiteSchema.EntityMapping,
+                    insert: Bool, only: [Int]?, single: () throws -> SQLiteStatement
+                ) throws {
+                    var next = run.lowerBound
+                    if multiRow {
+                        let perRow = insert ? mapping.insertColumns.count : 3 + (only.map(mapping.columnCount) ?? mapping.insertColumns.count - 3)
+                        let rows = connection.rowsPerStatement(parameters: perRow, update: !insert)
+                        if rows > 0, run.count >= rows {
+                            let statement = try connection.prepare(
+                                insert ? mapping.insertSQL(rows: rows) : mapping.updateSQL(only, rows: rows))
+                            while run.upperBound - next >= rows {
+                                statement.rewind()
+                                var first: Int32 = 1
+                                for object in objects[next..<next + rows] {
+                                    try bindRow(
+                                        object, mapping, insert: insert, statement, from: first,
+                                        to: first + Int32(perRow) - 1, only: only)
+                                    first += Int32(perRow)
+                                    try rowWritten()
+                                }
+                                try runRows(statement, rows, insert: insert, connection)
+                                next += rows
+                            }
+                        }
+                    }
+                    guard next < run.upperBound else { return }
+                    let statement = try single()
+                    for object in objects[next..<run.upperBound] {
+                        statement.rewind()  // harmless on a statement just prepared: nothing to undo
+                        try bindRow(object, mapping, insert: insert, statement, from: 1, to: statement.parameterCount, only: only)
+                        try runRow(object, insert: insert, statement, connection)
+                        try rowWritten()
+                    }
+                }
+                var runStart = 0
+                while runStart < inserted.count {
+                    let mapping = try mappingOf(inserted[runStart])
+                    if hasToMany(mapping) { anyToMany = true }
+                    var runEnd = runStart + 1
+                    while runEnd < inserted.count, try mappingOf(inserted[runEnd]) === mapping { runEnd += 1 }
+                    try writeRun(inserted, runStart..<runEnd, mapping, insert: true, only: nil) {
+                        try statement(mapping, insert: true)
+                    }
+                    runStart = runEnd
+                }
+                // Updated rows: a run is the rows of one mapping with the same changed columns.
+                var runMapping: SQLiteSchema.EntityMapping?
+                var runEntries: [Int]?  // nil: every column (`updateSQL`)
+                func endRun(at end: Int) throws {
+                    guard let mapping = runMapping else { return }
+                    let entries = runEntries
+                    try writeRun(updated, runStart..<end, mapping, insert: false, only: entries) {
+                        guard let entries else { return try statement(mapping, insert: false) }
+                        let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: entries)
+                        if let cached = partialStatements[key] { return cached }
+                        let partial = try connection.prepare(mapping.updateSQL(entries))
+                        partialStatements[key] = partial
+                        return partial
+                    }
+                }
+                runStart = 0
+                for (position, object) in updated.enumerated() {
+                    let mapping = try mappingOf(object)
+                    if hasToMany(mapping) { anyToMany = true }
+                    // Only the changed columns (and Z_OPT): rewriting the others would also rewrite
+                    // their index entries. Composite columns are written whole.
+                    changed.removeAll(keepingCapacity: true)
+                    for index in mapping.slots.indices where object._changedSlots.contains(mapping.slots[index].slot) {
+                        changed.append(index)
+                    }
+                    let partial = changed.count < mapping.slots.count && mapping.compositeSlots.isEmpty
+                    // Rows changed alike come together: the same run, most of the time.
+                    if runMapping === mapping, partial ? runEntries == changed : runEntries == nil { continue }
+                    try endRun(at: position)
+                    runStart = position
+                    runMapping = mapping
+                    // A copy of its own (`map`), so that `changed` stays this loop's only buffer.
+                    runEntries = partial ? changed.map { $0 } : nil
+                }
+                try endRun(at: updated.count)
+                // (Entities without to-many relationships have nothing here: skipped by their mapping,
+                // and both loops when no saved row's entity has any: a second pass over every row read
+                // its mapping again, about 170 instructions a row, callgrind cases 1 and 5.)
+                if anyToMany {
+                    for object in inserted {
+                        if try mappingOf(object).toMany.isEmpty { continue }
+                        try writeToManyRelationships(object, all: true, connection)
+                    }
+                    for object in updated {
+                        if try mappingOf(object).toMany.isEmpty { continue }
+                        try writeToManyRelationships(object, all: false, connection)
+                    }
+                }
+                return try writeMetadataIfChanged(connection)
             }
-            // (Entities without to-many relationships have nothing here: skipped by their mapping,
-            // and both loops when no saved row's entity has any: a second pass over every row read
-            // its mapping again, about 170 instructions a row, callgrind cases 1 and 5.)
-            if anyToMany {
-                for object in inserted {
-                    if try mappingOf(object).toMany.isEmpty { continue }
-                    try writeToManyRelationships(object, all: true, connection)
-                }
-                for object in updated {
-                    if try mappingOf(object).toMany.isEmpty { continue }
-                    try writeToManyRelationships(object, all: false, connection)
-                }
-            }
-            return try writeMetadataIfChanged(connection)
+        }
+        let written: NSDictionary?
+        do {
+            written = try write(multiRow: true)
+        } catch is MultiRowRefused {
+            written = try write(multiRow: false)
         }
         if let written { writtenMetadata = written }
     }
@@ -199,26 +250,26 @@ extension SQLiteStore {
             entityName: object.entity.name, objectID: object.objectID, url: url)
     }
 
-    /// INSERT or UPDATE one row with the entity's cached statement.
-    /// `only`: the entries of `mapping.slots` a partial UPDATE writes (all of them when nil).
+    /// Binds one row of an INSERT or UPDATE to parameters `first` through `last` (NULL past what the
+    /// row has). `only`: the entries of `mapping.slots` a partial UPDATE writes (all of them when nil).
     ///
     /// Inlined into the save's loops: the optimizer stopped inlining it when the statement's
     /// binding methods grew, and called it cost about 14 instructions a row more (callgrind case 5).
     @inline(__always)
-    private func writeRow(
+    private func bindRow(
         _ object: NSManagedObject, _ mapping: SQLiteSchema.EntityMapping, insert: Bool, _ statement: SQLiteStatement,
-        _ connection: SQLiteConnection, only: [Int]? = nil
+        from first: Int32, to last: Int32, only: [Int]?
     ) throws {
         let pk = try primaryKey(of: object)
-        var index: Int32 = 1
+        var index = first
         if insert {
-            statement.bind(pk, 1)
-            statement.bind(mapping.number, 2)
-            statement.bind(Int64(1), 3)
-            index = 4
+            statement.bind(pk, index)
+            statement.bind(mapping.number, index + 1)
+            statement.bind(Int64(1), index + 2)
+            index += 3
         } else {
-            statement.bind(object._version + 1, 1)
-            index = 2
+            statement.bind(object._version + 1, index)
+            index += 1
         }
         let values = object._values
         let saveSlots = mapping.saveSlots
@@ -235,11 +286,18 @@ extension SQLiteStore {
         }
         // Every parameter is bound above; should a statement have more, they are NULL, as after a
         // reset that clears bindings (the statements are rewound without clearing).
-        let parameters = statement.parameterCount
-        while index <= parameters {
+        while index <= last {
             statement.bindNull(index)
             index += 1
         }
+    }
+
+    /// Runs a one-row INSERT or UPDATE bound by ``bindRow``: a uniqueness constraint's refusal is
+    /// Core Data's constraint conflict, an UPDATE that matched no row an optimistic locking failure.
+    @inline(__always)
+    private func runRow(
+        _ object: NSManagedObject, insert: Bool, _ statement: SQLiteStatement, _ connection: SQLiteConnection
+    ) throws {
         do {
             try statement.run()
         } catch var error as OpenCoreDataError where error.sqliteCode == SQLITE_CONSTRAINT | (8 << 8) {  // SQLITE_CONSTRAINT_UNIQUE
@@ -251,6 +309,18 @@ extension SQLiteStore {
             throw error
         }
         if !insert, connection.changes == 0 { throw conflict(object) }
+    }
+
+    /// Runs a multi-row INSERT or UPDATE of `rows` rows. A constraint's refusal (the statement is
+    /// undone, but which row it was is not said) or an UPDATE that matched fewer rows than it has
+    /// throws ``MultiRowRefused``, for the save to be written again a row a statement.
+    private func runRows(_ statement: SQLiteStatement, _ rows: Int, insert: Bool, _ connection: SQLiteConnection) throws {
+        do {
+            try statement.run()
+        } catch let error as OpenCoreDataError where (error.sqliteCode ?? 0) & 0xFF == SQLITE_CONSTRAINT {
+            throw MultiRowRefused()
+        }
+        if !insert, connection.changes != rows { throw MultiRowRefused() }
     }
 
     /// Binds one slot's column(s) of a row from the object's values, from `index` on, and moves
@@ -397,6 +467,9 @@ extension SQLiteStore {
         }
     }
 }
+
+/// A multi-row statement of a save was refused (see ``SQLiteStore/executeSave(_:)``).
+private struct MultiRowRefused: Error {}
 
 extension SQLiteStatement {
     /// Makes the statement ready to run again, keeping its bindings: for a caller that binds every
