@@ -145,9 +145,12 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     package mutating func setTyped<T>(_ slot: Int, _ value: T?) {
         _ = checked(slot)
         makeUnique()
-        let storage = self.storage.unsafelyUnwrapped
-        storage.clear(slot)
-        if let value { storage.initialize(slot, to: value) }
+        // Borrowed, not copied out: `let storage = self.storage!` was a retain and a release (two
+        // atomic operations) on every typed property write.
+        Unmanaged.passUnretained(storage.unsafelyUnwrapped)._withUnsafeGuaranteedRef { storage in
+            storage.clear(slot)
+            if let value { storage.initialize(slot, to: value) }
+        }
     }
 
     /// The storage, for tests that measure its allocation.
