@@ -454,9 +454,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         case row(Int64, ObjectIDStore)
     }
 
+    /// The permanent identities of a list of objects: rows of one store (the common case: one
+    /// SQLite store, kept as one array of keys, not an identity holding the store per object), or
+    /// each object's.
+    package enum PermanentIdentities {
+        case rows([Int64], ObjectIDStore)
+        case each([PermanentIdentity])
+    }
+
     /// Asks each object's store for the permanent identities of `objects`, which all have
     /// temporary IDs, in the same order.
-    package func _obtainPermanentIdentities(for objects: [NSManagedObject]) throws -> [PermanentIdentity] {
+    package func _obtainPermanentIdentities(for objects: [NSManagedObject]) throws -> PermanentIdentities {
         try lock.withLock {
             // One store: check each entity once, then one call with every object.
             if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
@@ -473,7 +481,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     }
                     lastChecked = ObjectIdentifier(object._layout)
                 }
-                return try Self.permanentIdentities(for: objects, from: store)
+                if let keys = try Self.permanentKeys(for: objects, from: store) {
+                    return .rows(keys, store._objectIDStore)
+                }
+                return .each(try Self.permanentIdentities(for: objects, from: store))
             }
             var byStore: [ObjectIdentifier: (NSIncrementalStore, [Int])] = [:]
             var storeForEntity: [ObjectIdentifier: NSIncrementalStore] = [:]
@@ -490,18 +501,24 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 let identities = try Self.permanentIdentities(for: indices.map { objects[$0] }, from: store)
                 for (i, identity) in zip(indices, identities) { result[i] = identity }
             }
-            return result.map { $0! }
+            return .each(result.map { $0! })
         }
+    }
+
+    /// The store's primary keys for `objects`, if it is a store whose IDs are its integer keys.
+    private static func permanentKeys(for objects: [NSManagedObject], from store: NSIncrementalStore) throws -> [Int64]? {
+        guard let keys = try store._obtainPermanentKeys(for: objects) else { return nil }
+        guard keys.count == objects.count else {
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store returned \(keys.count) keys for \(objects.count) objects")
+        }
+        return keys
     }
 
     private static func permanentIdentities(
         for objects: [NSManagedObject], from store: NSIncrementalStore
     ) throws -> [PermanentIdentity] {
-        if let keys = try store._obtainPermanentKeys(for: objects) {
-            guard keys.count == objects.count else {
-                throw OpenCoreDataError(
-                    .persistentStoreOperation, "the store returned \(keys.count) keys for \(objects.count) objects")
-            }
+        if let keys = try permanentKeys(for: objects, from: store) {
             let idStore = store._objectIDStore
             return keys.map { .row($0, idStore) }
         }

@@ -388,27 +388,37 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [obtainPermanentIDs(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/obtainpermanentids(for:))
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
-        let temporary = objects.filter { $0._hasTemporaryID }
+        // A save's inserted objects all have temporary IDs: the list itself, not a filtered copy
+        // (a retain and a release an object).
+        let temporary = objects.allSatisfy(\._hasTemporaryID) ? objects : objects.filter { $0._hasTemporaryID }
         guard !temporary.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
-        let identities = try coordinator._obtainPermanentIdentities(for: temporary)
+        let identities: [NSPersistentStoreCoordinator.PermanentIdentity]
+        switch try coordinator._obtainPermanentIdentities(for: temporary) {
+        case .rows(let keys, let store):
+            registry.changeKeys(of: temporary, toRows: keys, of: store)
+            return
+        case .each(let each):
+            identities = each
+        }
         // Rows of one store move in the registry together (one lock, the pages in turn).
-        var rows: [(object: NSManagedObject, key: Int64)] = []
+        var rowObjects: [NSManagedObject] = []
+        var rowKeys: [Int64] = []
         var rowStore: ObjectIDStore?
         func moveRows() {
-            guard let store = rowStore, !rows.isEmpty else { return }
-            registry.changeKeys(toRows: rows, of: store)
-            for row in rows { row.object._setRowIdentity(key: row.key, store: store) }
-            rows.removeAll(keepingCapacity: true)
+            guard let store = rowStore, !rowObjects.isEmpty else { return }
+            registry.changeKeys(of: rowObjects, toRows: rowKeys, of: store)
+            rowObjects.removeAll(keepingCapacity: true)
+            rowKeys.removeAll(keepingCapacity: true)
         }
-        rows.reserveCapacity(temporary.count)
         for (object, identity) in zip(temporary, identities) {
             switch identity {
             case .id(let id):
                 _changeID(of: object, to: id)
             case .row(let key, let store):
                 if store !== rowStore { moveRows(); rowStore = store }
-                rows.append((object, key))
+                rowObjects.append(object)
+                rowKeys.append(key)
             }
         }
         moveRows()

@@ -358,31 +358,32 @@ package struct ObjectRegistry {
     }
 
     /// Moves each object's entry from where it is now to the row with the given primary key of
-    /// `store` (a save's new primary keys); the caller gives the objects those identities right
-    /// after (``NSManagedObject/_setRowIdentity(key:store:)``). As ``changeKey(of:from:to:)``, an
-    /// object not registered here stays out.
+    /// `store` (a save's new primary keys: `keys[i]` for `objects[i]`), then gives the objects those
+    /// identities (``NSManagedObject/_setRowIdentities(_:keys:store:)``). As
+    /// ``changeKey(of:from:to:)``, an object not registered here stays out.
     ///
     /// Under one lock: first every object out of its old place, then every one into its new place.
     /// One at a time, a save's objects went back and forth between a temporary page and a
     /// permanent one, so neither stayed the table's last page and every move probed the page
     /// dictionary two or three times, besides taking the lock (callgrind case 1). Old and new places
     /// are in different key spaces (temporary numbers, primary keys), so the order changes nothing.
-    package func changeKeys(toRows moves: [(object: NSManagedObject, key: Int64)], of store: ObjectIDStore) {
+    package func changeKeys(of objects: [NSManagedObject], toRows keys: [Int64], of store: ObjectIDStore) {
         let released = table.withLock { table -> [Released] in
             var moved: [Bool] = []
-            moved.reserveCapacity(moves.count)
-            for move in moves {
-                moved.append(table.remove(Unmanaged.passUnretained(move.object).toOpaque(), at: Location(move.object)))
+            moved.reserveCapacity(objects.count)
+            for object in objects {
+                moved.append(table.remove(Unmanaged.passUnretained(object).toOpaque(), at: Location(object)))
             }
             var released: [Released] = []
-            for (index, move) in moves.enumerated() where moved[index] {
-                let location = Location(store: store, root: move.object._layout.rootID, key: move.key)
-                let displaced = table.store(move.object, at: location)
+            for (index, object) in objects.enumerated() where moved[index] {
+                let location = Location(store: store, root: object._layout.rootID, key: keys[index])
+                let displaced = table.store(object, at: location)
                 if displaced.0 != nil || displaced.1 != nil { released.append(displaced) }
             }
             return released
         }
         withExtendedLifetime(released) {}
+        NSManagedObject._setRowIdentities(objects, keys: keys, store: store)
     }
 
     /// Moves `object`'s entry from `old` to `new` (a save's permanent IDs); the caller makes `new`
