@@ -47,4 +47,12 @@ extension NSManagedObject {
         layout.keptMethods.store(cls | kept.rawValue, ordering: .relaxed)
         return kept
     }
+
+    /// Whether instances of `cls` call `NSManagedObject`'s own `willSave()`, which does nothing
+    /// (neither `cls` nor an ancestor overrides it). A vtable lookup by the Swift runtime: the
+    /// caller keeps the answer for the class it asked about last.
+    package static func _keepsWillSave(_ cls: NSManagedObject.Type) -> Bool {
+        cswiftruntime_keepsWillSave(
+            unsafeBitCast(cls, to: UnsafeRawPointer.self), unsafeBitCast(NSManagedObject.self, to: UnsafeRawPointer.self))
+    }
 }

@@ -61,6 +61,33 @@ struct LifecycleEventTests {
         return try #require(try context.fetch(request).first)
     }
 
+    /// A save skips `willSave()` rounds when no object to save has a class that overrides it: here
+    /// objects of a class that does not (`NSManagedObject` itself) come first, inserted, updated or
+    /// deleted, and the one probe among them still gets its `willSave()`.
+    @Test(arguments: storeTypes)
+    func willSaveRunsWhenOneObjectAmongPlainOnesOverridesIt(storeType: String) throws {
+        let model = LifecycleProbe.model()
+        let plain = NSEntityDescription(name: "Plain", properties: [
+            NSAttributeDescription(name: "name", type: .stringAttributeType)
+        ])
+        model.entities += [plain]
+        let store = try TestStore(storeType, model: model)
+        let context = store.newContext()
+        let plains = (0..<3).map { insertObject("Plain", ["name": "p\($0)"], into: context) }
+        let probe = LifecycleProbe(context: context)
+        probe.name = "a"
+        try context.save()
+        #expect(probe.events == ["awakeFromInsert", "willSave", "didSave"])
+
+        for (change, expected) in [("update", "willSave"), ("delete", "willSave(deleted)")] {
+            probe.events = []
+            for object in plains { object.setValue("\(change) \(object.value(forKey: "name")!)", forKey: "name") }
+            if change == "update" { probe.stamp = Date() } else { context.delete(probe) }
+            try context.save()
+            #expect(probe.events.contains(expected), "\(change): \(probe.events)")
+        }
+    }
+
     @Test(arguments: storeTypes)
     func insertSaveUpdateDeleteCallEachHookOnce(storeType: String) throws {
         let store = try TestStore(storeType, model: LifecycleProbe.model())
