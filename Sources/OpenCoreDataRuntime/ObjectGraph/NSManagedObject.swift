@@ -108,8 +108,13 @@ open class NSManagedObject: NSObject {
         // fetched row, callgrind case 2).
         if isFault, context == nil { return }
         if !isFault {
-            _layout.noteClass(type(of: self))
-            _values = _layout.initialValues  // a fault's stay empty
+            // The layout borrowed (a `let` of this object): read as `_layout` twice, it was retained
+            // and released around each use.
+            let cls = type(of: self)
+            _values = Unmanaged.passUnretained(_layout)._withUnsafeGuaranteedRef { layout in
+                layout.noteClass(cls)
+                return layout.initialValues  // a fault's stay empty
+            }
         }
         if let context { context.insert(self) }
     }
