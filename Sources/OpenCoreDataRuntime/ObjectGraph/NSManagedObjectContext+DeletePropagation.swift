@@ -15,15 +15,14 @@ extension NSManagedObjectContext {
     package func _markDeleted(_ object: NSManagedObject) {
         guard object._contextLink === _link, !object._isDeleted else { return }
         object.prepareForDeletion()
-        let key = ObjectIdentifier(object)
-        let neverSaved = inserted[key] != nil
+        let neverSaved = inserted.contains(object)
         object._isDeleted = true
         if neverSaved {
-            inserted[key] = nil
-            changed[key] = nil
+            inserted.remove(object)
+            changed.remove(object)
             object._isInserted = false
         } else {
-            deleted[key] = object
+            deleted.insert(object)
         }
         _pendingDeletes.append((object, neverSaved))
     }
@@ -34,7 +33,7 @@ extension NSManagedObjectContext {
         guard !_isPropagatingDeletes, !_pendingDeletes.isEmpty else { return }
         _isPropagatingDeletes = true
         defer { _isPropagatingDeletes = false }
-        // Keyed as the context's object tables are (``ObjectTableKey``: one multiply, where an
+        // Keyed by ``ObjectTableKey`` (one multiply, where an
         // `ObjectIdentifier` hashes with a full `Hasher` round, about 150 instructions an object,
         // callgrind case 6).
         var done = Set<ObjectTableKey>(minimumCapacity: _pendingDeletes.count)

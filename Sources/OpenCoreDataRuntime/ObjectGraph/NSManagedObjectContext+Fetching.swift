@@ -260,7 +260,7 @@ extension NSManagedObjectContext {
         var seen = Set<ObjectIdentifier>()
         var objects: [NSManagedObject] = []
         for object in fetched where !object._isDeleted {
-            if changed[ObjectIdentifier(object)] != nil, !matches(object) { continue }
+            if changed.contains(object), !matches(object) { continue }
             if seen.insert(ObjectIdentifier(object)).inserted { objects.append(object) }
         }
         for object in Array(inserted.values) + Array(changed.values) where !object._isDeleted && matches(object) {

@@ -71,14 +71,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package let _link: ContextLink
     // The change sets are used on the context's queue only and never by two overlapping accesses:
     // they opt out of run-time exclusivity checks (see NSManagedObject).
-    @exclusivity(unchecked) package var inserted = ObjectTable()
+    @exclusivity(unchecked) package var inserted = ObjectTable(.inserted)
     /// Objects with changes noted since the last save; kept in the link (``ContextLink/changed``),
     /// where an object's change reaches it without loading the context through a weak reference.
     package var changed: ObjectTable {
         _read { yield _link.changed }
         _modify { yield &_link.changed }
     }
-    @exclusivity(unchecked) package var deleted = ObjectTable()
+    @exclusivity(unchecked) package var deleted = ObjectTable(.deleted)
     /// Objects deleted whose delete rules have not run yet, in deletion order (see
     /// `NSManagedObjectContext+DeletePropagation.swift`); `neverSaved` marks inserted objects.
     @exclusivity(unchecked) package var _pendingDeletes: [(object: NSManagedObject, neverSaved: Bool)] = []
@@ -261,20 +261,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             reportMisuse("insert(_:): the object belongs to another context")
             return
         }
-        let key = ObjectIdentifier(object)
-        if deleted[key] != nil {  // re-inserting a deleted object undeletes it
-            deleted[key] = nil
+        if deleted.contains(object) {  // re-inserting a deleted object undeletes it
+            deleted.remove(object)
             object._isDeleted = false
             return
         }
         if object._isDeleted, object._contextLink === _link {  // a new object deleted, its rules not run yet
             object._isDeleted = false
             object._isInserted = true
-            inserted[key] = object
+            inserted.insert(object)
             return
         }
-        guard inserted[key] == nil, object._hasTemporaryID else { return }
-        inserted[key] = object
+        guard !inserted.contains(object), object._hasTemporaryID else { return }
+        inserted.insert(object)
         object._isInserted = true
         object._isDeleted = false  // an unsaved object deleted and inserted again
         register(object)
@@ -369,7 +368,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.awake(fromSnapshotEvents: .refresh)
             return
         }
-        changed[ObjectIdentifier(object)] = nil
+        changed.remove(object)
         object._turnIntoFault()
     }
 
@@ -479,7 +478,7 @@ package final class ContextLink: @unchecked Sendable {
     /// The context's changed objects (its `changed`), used on its queue only. Here so that noting
     /// an object's change does not load the context through the weak reference: that was a weak
     /// load and two slow reference-count operations (the context has a side table) per change.
-    @exclusivity(unchecked) package var changed = ObjectTable()
+    @exclusivity(unchecked) package var changed = ObjectTable(.changed)
     /// Whether the context is alive; its `deinit` clears it (and `changed`), so an object that
     /// outlives its context records nothing here.
     @exclusivity(unchecked) package private(set) var isAttached = false
@@ -494,12 +493,12 @@ package final class ContextLink: @unchecked Sendable {
     /// Called by the context's `deinit`: releases the changed objects (which hold this link).
     func detach() {
         isAttached = false
-        changed = ObjectTable()
+        changed = ObjectTable(.changed)
     }
 
     /// Notes that `object`, registered in this link's context, has changed.
     @inline(__always)
     func noteChanged(_ object: NSManagedObject) {
-        if isAttached { changed[ObjectIdentifier(object)] = object }
+        if isAttached { changed.insert(object) }
     }
 }

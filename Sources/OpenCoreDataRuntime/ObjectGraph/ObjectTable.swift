@@ -1,15 +1,16 @@
 import Foundation
 
-/// A context's table of objects by identity (its inserted, changed and deleted objects):
-/// `[ObjectIdentifier: NSManagedObject]` with the subset of `Dictionary`'s interface the context
-/// uses, a cheaper hash, and ``values`` in the order the objects were first added.
+/// A context's table of objects (its inserted, changed and deleted objects): a set of objects by
+/// identity with ``values`` in the order the objects were first added.
 ///
-/// `ObjectIdentifier` hashes with a full `Hasher` round (about 150 instructions), and every object
-/// a save writes goes through these tables several times (created, inserted, changed through each
-/// accessor, deleted, looked up by `willSave()` and delete propagation): about 5 lookups per object
-/// in callgrind case 1. The key here folds the object's address with the table's seed by one
-/// full-width multiply, as ``ObjectRegistry`` does for object IDs: the high half depends on every
-/// bit, so tables of different sizes and seeds still order keys independently.
+/// Each object keeps its place in each kind of table (``NSManagedObject/_tablePositions``), so a
+/// lookup, an insertion and a removal read one field and one array slot, without hashing. A place is
+/// only a hint: the object is in the table when the table's slot there holds that very object, so a
+/// place left behind by a removal, a table emptied, or a table dropped and replaced never makes a
+/// wrong answer. Two live tables of one kind holding the same object would (the place is the last
+/// one's): a context has one table of each kind, and an object is only ever in its own context's. (A dictionary of positions by identity hashed every object a
+/// save writes several times, grew by rehashing, and was a random access into a table of 4 MB at
+/// 100,000 objects: its insertions were about 500 instructions an object, callgrind cases 1 and 5.)
 ///
 /// The order: a save writes rows in primary-key order and gives new objects keys in creation
 /// order. Objects are usually inserted as they are created, and changed or deleted in the order a
@@ -17,73 +18,83 @@ import Foundation
 /// in a dictionary's order they had to be sorted every time (about 600 instructions per object at
 /// 20,000 objects, callgrind cases 1, 5 and 6).
 package struct ObjectTable {
-    /// Each key's place in `entries`.
-    private var positions: [ObjectTableKey: Int] = [:]
-    /// The entries in the order they were added; `nil` where one was removed (compacted when
-    /// these holes outnumber the entries).
-    private var entries: ContiguousArray<ObjectTableEntry?> = []
+    /// Which of an object's places (``NSManagedObject/_tablePositions``) the table uses.
+    package enum Kind { case inserted, changed, deleted }
 
-    package init() {}
+    private let kind: Kind
+    /// The objects in the order they were added; `nil` where one was removed (compacted when these
+    /// holes outnumber the objects).
+    private var entries: ContiguousArray<NSManagedObject?> = []
+    package private(set) var count = 0
 
-    package subscript(key: ObjectIdentifier) -> NSManagedObject? {
-        get {
-            guard let position = positions[ObjectTableKey(id: key)] else { return nil }
-            return entries[position]?.object
+    package init(_ kind: Kind) { self.kind = kind }
+
+    /// Whether `object` is in the table.
+    @inline(__always)
+    package func contains(_ object: NSManagedObject) -> Bool {
+        let position = Int(object._tablePosition(kind))
+        guard position >= 0, position < entries.count else { return false }
+        // The slot's reference compared as bits: loading it as a reference retained and released it.
+        return entries.withUnsafeBufferPointer { buffer in
+            UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped + position).load(as: UInt.self)
+                == UInt(bitPattern: Int(bitPattern: ObjectIdentifier(object)))
         }
-        set {
-            let key = ObjectTableKey(id: key)
-            if let newValue {
-                if let position = positions[key] {
-                    entries[position] = ObjectTableEntry(key: key, object: newValue)
-                } else {
-                    positions[key] = entries.count
-                    entries.append(ObjectTableEntry(key: key, object: newValue))
-                }
-            } else if let position = positions.removeValue(forKey: key) {
-                entries[position] = nil
-                if positions.isEmpty {
-                    entries.removeAll(keepingCapacity: true)
-                } else if entries.count > 16, positions.count < entries.count / 2 {
-                    compact()
-                }
-            }
+    }
+
+    /// Adds `object` at the end, unless it is in the table (then it keeps its place).
+    package mutating func insert(_ object: NSManagedObject) {
+        if contains(object) { return }
+        precondition(entries.count < Int(Int32.max), "ObjectTable: too many objects")
+        object._setTablePosition(kind, Int32(entries.count))
+        entries.append(object)
+        count += 1
+    }
+
+    /// Removes `object`, if it is in the table.
+    package mutating func remove(_ object: NSManagedObject) {
+        guard contains(object) else { return }
+        entries[Int(object._tablePosition(kind))] = nil
+        count -= 1
+        if count == 0 {
+            entries.removeAll(keepingCapacity: true)
+        } else if entries.count > 16, count < entries.count / 2 {
+            compact()
         }
     }
 
     private mutating func compact() {
-        var kept: ContiguousArray<ObjectTableEntry?> = []
-        kept.reserveCapacity(positions.count)
-        for case let entry? in entries {
-            positions[entry.key] = kept.count
-            kept.append(entry)
+        var kept: ContiguousArray<NSManagedObject?> = []
+        kept.reserveCapacity(count)
+        for case let object? in entries {
+            object._setTablePosition(kind, Int32(kept.count))
+            kept.append(object)
         }
         entries = kept
     }
 
     /// The objects, in the order they were first added (a snapshot: the table may change while
     /// they are walked).
-    package var values: Values { Values(entries: entries, count: positions.count) }
-    package var count: Int { positions.count }
-    package var isEmpty: Bool { positions.isEmpty }
+    package var values: Values { Values(entries: entries, count: count) }
+    package var isEmpty: Bool { count == 0 }
 
     package mutating func removeAll() {
-        positions.removeAll()
         entries.removeAll()
+        count = 0
     }
 
     package struct Values: Sequence {
-        fileprivate let entries: ContiguousArray<ObjectTableEntry?>
+        fileprivate let entries: ContiguousArray<NSManagedObject?>
         fileprivate let count: Int
         package var underestimatedCount: Int { count }
         package func makeIterator() -> Iterator { Iterator(entries: entries) }
 
         package struct Iterator: IteratorProtocol {
-            fileprivate let entries: ContiguousArray<ObjectTableEntry?>
+            fileprivate let entries: ContiguousArray<NSManagedObject?>
             fileprivate var index = 0
             package mutating func next() -> NSManagedObject? {
                 while index < entries.count {
                     defer { index += 1 }
-                    if let entry = entries[index] { return entry.object }
+                    if let object = entries[index] { return object }
                 }
                 return nil
             }
@@ -91,7 +102,10 @@ package struct ObjectTable {
     }
 }
 
-/// A key of ``ObjectTable``: an object's identity, hashed by one multiply (see there).
+/// An object's identity as a set or dictionary key, hashed by one multiply: `ObjectIdentifier`
+/// hashes with a full `Hasher` round (about 150 instructions). The multiply folds the address with
+/// the table's seed: the high half depends on every bit, so tables of different sizes and seeds
+/// still order keys independently.
 package struct ObjectTableKey: Hashable {
     let id: ObjectIdentifier
     package func hash(into hasher: inout Hasher) { hasher.combine(id) }
@@ -100,10 +114,4 @@ package struct ObjectTableKey: Hashable {
         return Int(bitPattern: UInt(product.high ^ product.low))
     }
     package static func == (lhs: ObjectTableKey, rhs: ObjectTableKey) -> Bool { lhs.id == rhs.id }
-}
-
-/// An entry of ``ObjectTable``: an object and its key.
-package struct ObjectTableEntry {
-    let key: ObjectTableKey
-    let object: NSManagedObject
 }
