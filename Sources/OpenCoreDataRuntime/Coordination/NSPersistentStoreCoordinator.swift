@@ -506,7 +506,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// The store's primary keys for `objects`, if it is a store whose IDs are its integer keys.
-    private static func permanentKeys(for objects: [NSManagedObject], from store: NSIncrementalStore) throws -> [Int64]? {
+    private static func permanentKeys(
+        for objects: [NSManagedObject], from store: NSIncrementalStore
+    ) throws -> [Int64]? {
         guard let keys = try store._obtainPermanentKeys(for: objects) else { return nil }
         guard keys.count == objects.count else {
             throw OpenCoreDataError(

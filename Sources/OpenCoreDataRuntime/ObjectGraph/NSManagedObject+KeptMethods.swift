@@ -53,6 +53,7 @@ extension NSManagedObject {
     /// caller keeps the answer for the class it asked about last.
     package static func _keepsWillSave(_ cls: NSManagedObject.Type) -> Bool {
         cswiftruntime_keepsWillSave(
-            unsafeBitCast(cls, to: UnsafeRawPointer.self), unsafeBitCast(NSManagedObject.self, to: UnsafeRawPointer.self))
+            unsafeBitCast(cls, to: UnsafeRawPointer.self),
+            unsafeBitCast(NSManagedObject.self, to: UnsafeRawPointer.self))
     }
 }

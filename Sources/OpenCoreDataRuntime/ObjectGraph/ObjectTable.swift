@@ -8,9 +8,10 @@ import Foundation
 /// only a hint: the object is in the table when the table's slot there holds that very object, so a
 /// place left behind by a removal, a table emptied, or a table dropped and replaced never makes a
 /// wrong answer. Two live tables of one kind holding the same object would (the place is the last
-/// one's): a context has one table of each kind, and an object is only ever in its own context's. (A dictionary of positions by identity hashed every object a
-/// save writes several times, grew by rehashing, and was a random access into a table of 4 MB at
-/// 100,000 objects: its insertions were about 500 instructions an object, callgrind cases 1 and 5.)
+/// one's): a context has one table of each kind, and an object is only ever in its own context's.
+/// (A dictionary of positions by identity hashed every object a save writes several times, grew by
+/// rehashing, and was a random access into a table of 4 MB at 100,000 objects: its insertions were
+/// about 500 instructions an object, callgrind cases 1 and 5.)
 ///
 /// The order: a save writes rows in primary-key order and gives new objects keys in creation
 /// order. Objects are usually inserted as they are created, and changed or deleted in the order a

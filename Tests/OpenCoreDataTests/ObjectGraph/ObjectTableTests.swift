@@ -86,13 +86,15 @@ struct ObjectTableTests {
         changed.removeAll()
         #expect(!all.contains(where: changed.contains))
         changed.insert(all[5])
-        #expect(changed.contains(all[5]) && changed.count == 1 && !all.contains { $0 !== all[5] && changed.contains($0) })
+        #expect(changed.contains(all[5]) && changed.count == 1)
+        #expect(!all.contains { $0 !== all[5] && changed.contains($0) })
 
         // A table that replaces a dropped one (`ContextLink.detach()`): the old places are hints only.
         var replaced = ObjectTable(.changed)
         #expect(!all.contains(where: replaced.contains))
         for object in all.suffix(3) { replaced.insert(object) }
-        #expect(all.filter(replaced.contains).count == 3 && replaced.values.map(ObjectIdentifier.init) == all.suffix(3).map(ObjectIdentifier.init))
+        #expect(all.filter(replaced.contains).count == 3)
+        #expect(replaced.values.map(ObjectIdentifier.init) == all.suffix(3).map(ObjectIdentifier.init))
 
         // A copy that removes: each answers for itself.
         var copy = replaced

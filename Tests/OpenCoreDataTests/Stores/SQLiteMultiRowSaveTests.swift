@@ -41,7 +41,9 @@ struct SQLiteMultiRowSaveTests {
         }
         let inserts = statements().filter { $0.hasPrefix("INSERT INTO ZITEM") }.map(rows)
         #expect(inserts.sorted() == [1, 64], "\(inserts)")
-        let owners = try context.performAndWait { try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner")) }
+        let owners = try context.performAndWait {
+            try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner"))
+        }
 
         let before = statements().count
         try context.performAndWait {
@@ -58,11 +60,18 @@ struct SQLiteMultiRowSaveTests {
         #expect(
             updates.contains(
                 "UPDATE ZITEM SET Z_OPT = ?, ZVALUE = ?, ZOWNER = ? WHERE Z_PK = ? AND Z_OPT = ?"))
-        #expect(updates.contains { $0.hasPrefix("UPDATE ZITEM SET Z_OPT = v.column1, ZVALUE = v.column2, ZOWNER = v.column3 FROM (VALUES (?, ?, ?, ?, ?), ") })
+        #expect(
+            updates.contains {
+                $0.hasPrefix(
+                    "UPDATE ZITEM SET Z_OPT = v.column1, ZVALUE = v.column2, ZOWNER = v.column3 "
+                        + "FROM (VALUES (?, ?, ?, ?, ?), ")
+            })
 
         let raw = try RawDatabase(try #require(store.url))
         let ownerKeys = Dictionary(
-            uniqueKeysWithValues: try raw.rows("SELECT ZUID, Z_PK FROM ZOWNER").map { ($0[0] as! Int64, $0[1] as! Int64) })
+            uniqueKeysWithValues: try raw.rows("SELECT ZUID, Z_PK FROM ZOWNER").map {
+                ($0[0] as! Int64, $0[1] as! Int64)
+            })
         let written = try raw.rows("SELECT ZUID, ZVALUE, ZOWNER, Z_OPT FROM ZITEM ORDER BY ZUID")
         #expect(written.count == 150)
         for (index, row) in written.enumerated() {
@@ -90,7 +99,9 @@ struct SQLiteMultiRowSaveTests {
         }
         let statements = try observe(store)
         try context.performAndWait {
-            for (index, library) in libraries.enumerated() { library.setValue(index % 2 == 0 ? remix : song, forKey: "favorite") }
+            for (index, library) in libraries.enumerated() {
+                library.setValue(index % 2 == 0 ? remix : song, forKey: "favorite")
+            }
             try context.save()
         }
         #expect(statements().filter { $0.hasPrefix("UPDATE ZLIBRARY") }.map(rows).sorted() == [1, 64])
@@ -177,8 +188,9 @@ struct SQLiteMultiRowSaveTests {
     }
 
     /// A unique index the model does not declare (found in the file, so not checked before writing)
-    /// refuses row 40 of 100 (a copy of row 10's key): the multi-row INSERT of rows 0–63 is undone, the save written again a row a statement,
-    /// and the error names the object, as Core Data's constraint conflict.
+    /// refuses row 40 of 100 (a copy of row 10's key): the multi-row INSERT of rows 0–63 is undone, the
+    /// save written again a row a statement, and the error names the object, as Core Data's constraint
+    /// conflict.
     @Test func aUniqueIndexRefusingARowOfAMultiRowInsertNamesItsObject() throws {
         let store = try TestStore(NSSQLiteStoreType, model: TestModels.graph())
         let url = try #require(store.url)

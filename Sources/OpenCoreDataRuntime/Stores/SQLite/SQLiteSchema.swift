@@ -190,7 +190,9 @@ final class SQLiteSchema {
                 for index in indices {
                     let slot = slots[index]
                     columns.append(table.columns[slot.column].name)
-                    if case .toOne(_, let entityColumn?) = slot.kind { columns.append(table.columns[entityColumn].name) }
+                    if case .toOne(_, let entityColumn?) = slot.kind {
+                        columns.append(table.columns[entityColumn].name)
+                    }
                 }
             } else {
                 columns = Array(insertColumns.dropFirst(3))
@@ -205,13 +207,16 @@ final class SQLiteSchema {
             let tuple = "(" + Array(repeating: "?", count: columns.count + 2).joined(separator: ", ") + ")"
             return "UPDATE \(table.name) SET \(sets.joined(separator: ", ")) FROM (VALUES "
                 + Array(repeating: tuple, count: rows).joined(separator: ", ") + ") AS v "
-                + "WHERE \(table.name).Z_PK = v.column\(columns.count + 1) AND \(table.name).Z_OPT = v.column\(columns.count + 2)"
+                + "WHERE \(table.name).Z_PK = v.column\(columns.count + 1) "
+                + "AND \(table.name).Z_OPT = v.column\(columns.count + 2)"
         }
 
-        /// How many columns the given `slots` entries write (a to-one to an entity with subentities
-        /// writes two: the key and the entity).
-        func columnCount(_ indices: [Int]) -> Int {
-            indices.reduce(0) { count, index in
+        /// How many parameters a row of an INSERT, or of an UPDATE of the given `slots` entries (all
+        /// of them when nil), binds: `Z_OPT`, the columns (a to-one to an entity with subentities
+        /// writes two: the key and the entity), `Z_PK` and the old `Z_OPT`.
+        func parametersPerRow(insert: Bool, only indices: [Int]?) -> Int {
+            guard !insert, let indices else { return insertColumns.count }
+            return indices.reduce(3) { count, index in
                 if case .toOne(_, _?) = slots[index].kind { return count + 2 }
                 return count + 1
             }

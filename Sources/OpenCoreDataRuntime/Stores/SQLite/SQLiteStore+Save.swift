@@ -64,8 +64,9 @@ extension SQLiteStore {
                             .persistentStoreSave, "injected failure after \(failAfter) rows (test hook)", url: url)
                     }
                 }
-                // writeRow binds every parameter of these statements on each row (see there), so they are
-                // rewound without clearing their bindings (clearing frees each row's text copies a second time).
+                // bindRow binds every parameter of these statements on each row (see there), so they are
+                // rewound without clearing their bindings (clearing frees each row's text copies a second
+                // time).
                 var statements: [ObjectIdentifier: (insert: SQLiteStatement?, update: SQLiteStatement?)] = [:]
                 var lastStatement: (mapping: ObjectIdentifier, insert: Bool, statement: SQLiteStatement)?
                 func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
@@ -107,7 +108,11 @@ extension SQLiteStore {
                     } else {
                         statement = try connection.prepare(
                             "DELETE FROM \(mapping.table.name) WHERE Z_PK = ?" + (checked ? " AND Z_OPT = ?" : ""))
-                        if checked { deletes[key, default: (nil, nil)].checked = statement } else { deletes[key, default: (nil, nil)].unchecked = statement }
+                        if checked {
+                            deletes[key, default: (nil, nil)].checked = statement
+                        } else {
+                            deletes[key, default: (nil, nil)].unchecked = statement
+                        }
                     }
                     try deleteRow(object, mapping, statement, connection)
                     try rowWritten()
@@ -121,7 +126,7 @@ extension SQLiteStore {
                 ) throws {
                     var next = run.lowerBound
                     if multiRow {
-                        let perRow = insert ? mapping.insertColumns.count : 3 + (only.map(mapping.columnCount) ?? mapping.insertColumns.count - 3)
+                        let perRow = mapping.parametersPerRow(insert: insert, only: only)
                         let rows = connection.rowsPerStatement(parameters: perRow, update: !insert)
                         if rows > 0, run.count >= rows {
                             let statement = try connection.prepare(
@@ -145,7 +150,9 @@ extension SQLiteStore {
                     let statement = try single()
                     for object in objects[next..<run.upperBound] {
                         statement.rewind()  // harmless on a statement just prepared: nothing to undo
-                        try bindRow(object, mapping, insert: insert, statement, from: 1, to: statement.parameterCount, only: only)
+                        try bindRow(
+                            object, mapping, insert: insert, statement, from: 1, to: statement.parameterCount,
+                            only: only)
                         try runRow(object, insert: insert, statement, connection)
                         try rowWritten()
                     }
@@ -314,7 +321,9 @@ extension SQLiteStore {
     /// Runs a multi-row INSERT or UPDATE of `rows` rows. A constraint's refusal (the statement is
     /// undone, but which row it was is not said) or an UPDATE that matched fewer rows than it has
     /// throws ``MultiRowRefused``, for the save to be written again a row a statement.
-    private func runRows(_ statement: SQLiteStatement, _ rows: Int, insert: Bool, _ connection: SQLiteConnection) throws {
+    private func runRows(
+        _ statement: SQLiteStatement, _ rows: Int, insert: Bool, _ connection: SQLiteConnection
+    ) throws {
         do {
             try statement.run()
         } catch let error as OpenCoreDataError where (error.sqliteCode ?? 0) & 0xFF == SQLITE_CONSTRAINT {
