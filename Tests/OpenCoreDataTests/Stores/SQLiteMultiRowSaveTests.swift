@@ -212,4 +212,61 @@ struct SQLiteMultiRowSaveTests {
         #expect(try raw.value("SELECT COUNT(*) FROM ZITEM") as? Int64 == 0)
         #expect(context.performAndWait { context.insertedObjects.count } == 100)
     }
+
+    /// Deletes go in runs too: 150 rows, a DELETE of 64 rows run twice and one of a row run 22
+    /// times, checked against each row's `Z_OPT`; another coordinator's change to row 30 makes the
+    /// first statement match 63 rows, and the save, written again a row a statement, names that
+    /// object and deletes nothing. Owners, whose tags are a many-to-many join table, are deleted a row
+    /// at a time with their join rows.
+    @Test func deletesGoInMultiRowStatementsAndAConflictNamesItsObject() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: TestModels.graph())
+        let context = store.newContext()
+        let (items, owners) = try context.performAndWait { () throws -> ([NSManagedObject], [NSManagedObject]) in
+            let items = (0..<150).map { insertObject("Item", ["uid": Int64($0), "value": Int32(0)], into: context) }
+            let tag = insertObject("Tag", ["uid": Int64(9)], into: context)
+            let owners = (0..<70).map { insertObject("Owner", ["uid": Int64($0), "tags": Set([tag])], into: context) }
+            try context.save()
+            return (items, owners)
+        }
+        let raw = try RawDatabase(try #require(store.url))
+        let joinTable = try #require(
+            try raw.value("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%TAGS' ESCAPE '\\'")
+                as? String)
+        #expect(try raw.value("SELECT COUNT(*) FROM \(joinTable)") as? Int64 == 70)
+
+        let other = try store.secondCoordinator()
+        defer { StoreHarness.close(other) }
+        let second = StoreHarness.context(other)
+        try second.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            request.predicate = NSPredicate(format: "uid == 30")
+            try #require(try second.fetch(request).first).setValue(Int32(7), forKey: "value")
+            try second.save()
+        }
+        let statements = try observe(store)
+        let error = try context.performAndWait { () throws -> OpenCoreDataError in
+            for item in items { context.delete(item) }
+            return try #require(throws: OpenCoreDataError.self) { try context.save() }
+        }
+        #expect(error.code == .persistentStoreSaveConflicts)
+        #expect(error.objectID == items[30].objectID)
+        #expect(statements().contains { $0.hasPrefix("DELETE FROM ZITEM") && rows($0) == 64 })
+        #expect(transactions(statements()) == 2, "then the save again, a row a statement")
+        #expect(try raw.value("SELECT COUNT(*) FROM ZITEM") as? Int64 == 150)
+
+        // Refreshed, the same deletes go through: two statements of 64 rows, 22 of one.
+        let fresh = store.newContext()
+        let deletes = try observe(store)
+        try fresh.performAndWait {
+            for item in try fresh.fetch(NSFetchRequest<NSManagedObject>(entityName: "Item")) { fresh.delete(item) }
+            for owner in owners { fresh.delete(try fresh.existingObject(with: owner.objectID)) }
+            try fresh.save()
+        }
+        #expect(deletes().filter { $0.hasPrefix("DELETE FROM ZITEM") }.map(rows).sorted() == [1, 64])
+        #expect(deletes().filter { $0.hasPrefix("DELETE FROM ZOWNER") }.map(rows) == [1])
+        #expect(transactions(deletes()) == 1, "written once")
+        #expect(try raw.value("SELECT COUNT(*) FROM ZITEM") as? Int64 == 0)
+        #expect(try raw.value("SELECT COUNT(*) FROM ZOWNER") as? Int64 == 0)
+        #expect(try raw.value("SELECT COUNT(*) FROM \(joinTable)") as? Int64 == 0)
+    }
 }

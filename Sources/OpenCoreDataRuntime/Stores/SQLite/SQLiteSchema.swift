@@ -222,6 +222,26 @@ final class SQLiteSchema {
             }
         }
 
+        /// The DELETE of `rows` rows by primary key, with each row's `Z_OPT` checked when `checked`: bound
+        /// `Z_PK` (then `Z_OPT`) a row, one row after the other.
+        func deleteSQL(checked: Bool, rows: Int = 1) -> String {
+            let name = table.name
+            guard rows > 1 else { return "DELETE FROM \(name) WHERE Z_PK = ?" + (checked ? " AND Z_OPT = ?" : "") }
+            guard checked else {
+                return "DELETE FROM \(name) WHERE Z_PK IN ("
+                    + Array(repeating: "?", count: rows).joined(separator: ", ") + ")"
+            }
+            return "DELETE FROM \(name) WHERE Z_PK IN (SELECT \(name).Z_PK FROM (VALUES "
+                + Array(repeating: "(?, ?)", count: rows).joined(separator: ", ")
+                + ") AS v JOIN \(name) ON \(name).Z_PK = v.column1 AND \(name).Z_OPT = v.column2)"
+        }
+
+        /// Whether the entity's to-many relationships include join tables (many-to-many), whose rows
+        /// a deleted object's row takes with it.
+        var hasJoinTables: Bool {
+            toMany.values.contains { if case .join = $0 { true } else { false } }
+        }
+
         /// The INSERT of `rows` rows, each bound as the one-row ``insertSQL`` is, one after the other.
         func insertSQL(rows: Int) -> String {
             let tuple = "(" + Array(repeating: "?", count: insertColumns.count).joined(separator: ", ") + ")"

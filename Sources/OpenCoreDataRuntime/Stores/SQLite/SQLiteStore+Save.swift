@@ -8,10 +8,17 @@ extension SQLiteStore {
     func executeSave(_ request: NSSaveChangesRequest) throws {
         let connection = try db()
         let failAfter = testHooks.failAfterRowWrites
-        // Rows go in primary-key order (appends to the table's B-tree); keys are read once.
+        // Rows go entity by entity (by layout: one per entity; the order among entities is any), each
+        // entity's in primary-key order (appends to the table's B-tree), so that each entity's rows
+        // form one run for the multi-row statements below; keys are read once. (In key order alone,
+        // two entities' rows interleaved where their keys overlap: a save of moods and their
+        // countries wrote a row a statement, switching statements at every row.)
         let byKey = { (list: [NSManagedObject]) -> [NSManagedObject] in
             guard !list.isEmpty else { return [] }
-            var keys = list.map { $0._primaryKey ?? 0 }  // an ID not made yet stays unmade
+            // An ID not made yet stays unmade.
+            var keys = list.map { object in
+                (UInt(bitPattern: Int(bitPattern: ObjectIdentifier(object._layout))), object._primaryKey ?? 0)
+            }
             if zip(keys, keys.dropFirst()).allSatisfy({ $0 <= $1 }) { return list }  // inserts usually are
             var order = Array(list.indices)
             order.sort { keys[$0] < keys[$1] }
@@ -95,27 +102,45 @@ extension SQLiteStore {
                 // copied only for a new key: a fresh array a row was an allocation, its growth and its
                 // release, about 400 instructions (callgrind case 5).
                 var changed: [Int] = []
-                // One prepared DELETE per entity and form (with or without the version check).
-                var deletes: [ObjectIdentifier: (checked: SQLiteStatement?, unchecked: SQLiteStatement?)] = [:]
-                for object in deleted {
-                    let mapping = try mappingOf(object)
-                    let checked = object._version > 0
-                    let key = ObjectIdentifier(mapping)
-                    let statement: SQLiteStatement
-                    if let cached = checked ? deletes[key]?.checked : deletes[key]?.unchecked {
-                        cached.reset()
-                        statement = cached
-                    } else {
-                        statement = try connection.prepare(
-                            "DELETE FROM \(mapping.table.name) WHERE Z_PK = ?" + (checked ? " AND Z_OPT = ?" : ""))
-                        if checked {
-                            deletes[key, default: (nil, nil)].checked = statement
-                        } else {
-                            deletes[key, default: (nil, nil)].unchecked = statement
+                // Deleted rows: a run is the rows of one mapping deleted alike (with or without the version
+                // check). Entities with join tables delete their join rows a row at a time.
+                var deleteStart = 0
+                while deleteStart < deleted.count {
+                    let mapping = try mappingOf(deleted[deleteStart])
+                    let checked = deleted[deleteStart]._version > 0
+                    var end = deleteStart + 1
+                    while end < deleted.count, (deleted[end]._version > 0) == checked,
+                        try mappingOf(deleted[end]) === mapping
+                    {
+                        end += 1
+                    }
+                    var next = deleteStart
+                    let perRow = checked ? 2 : 1
+                    let rows = multiRow ? connection.rowsPerStatement(parameters: perRow, update: false) : 0
+                    if rows > 0, end - next >= rows, !mapping.hasJoinTables {
+                        let statement = try connection.prepare(mapping.deleteSQL(checked: checked, rows: rows))
+                        while end - next >= rows {
+                            statement.rewind()
+                            var index: Int32 = 1
+                            for object in deleted[next..<next + rows] {
+                                statement.bind(try primaryKey(of: object), index)
+                                if checked { statement.bind(object._version, index + 1) }
+                                index += Int32(perRow)
+                                try rowWritten()
+                            }
+                            try runRows(statement, rows, checksChanges: true, connection)
+                            next += rows
                         }
                     }
-                    try deleteRow(object, mapping, statement, connection)
-                    try rowWritten()
+                    if next < end {
+                        let statement = try connection.prepare(mapping.deleteSQL(checked: checked))
+                        for object in deleted[next..<end] {
+                            statement.rewind()
+                            try deleteRow(object, mapping, statement, connection)
+                            try rowWritten()
+                        }
+                    }
+                    deleteStart = end
                 }
                 try releaseConstrainedValues(updated, connection)  // values moving between rows (+Constraints)
                 // Rows of one entity (and, updated, with the same changed columns) are written together: as
@@ -141,7 +166,7 @@ extension SQLiteStore {
                                     first += Int32(perRow)
                                     try rowWritten()
                                 }
-                                try runRows(statement, rows, insert: insert, connection)
+                                try runRows(statement, rows, checksChanges: !insert, connection)
                                 next += rows
                             }
                         }
@@ -318,18 +343,19 @@ extension SQLiteStore {
         if !insert, connection.changes == 0 { throw conflict(object) }
     }
 
-    /// Runs a multi-row INSERT or UPDATE of `rows` rows. A constraint's refusal (the statement is
-    /// undone, but which row it was is not said) or an UPDATE that matched fewer rows than it has
-    /// throws ``MultiRowRefused``, for the save to be written again a row a statement.
+    /// Runs a multi-row INSERT, UPDATE or DELETE of `rows` rows. A constraint's refusal (the statement
+    /// is undone, but which row it was is not said) or, when `checksChanges` (an UPDATE or DELETE), a
+    /// statement that matched fewer rows than it has throws ``MultiRowRefused``, for the save to be
+    /// written again a row a statement.
     private func runRows(
-        _ statement: SQLiteStatement, _ rows: Int, insert: Bool, _ connection: SQLiteConnection
+        _ statement: SQLiteStatement, _ rows: Int, checksChanges: Bool, _ connection: SQLiteConnection
     ) throws {
         do {
             try statement.run()
         } catch let error as OpenCoreDataError where (error.sqliteCode ?? 0) & 0xFF == SQLITE_CONSTRAINT {
             throw MultiRowRefused()
         }
-        if !insert, connection.changes != rows { throw MultiRowRefused() }
+        if checksChanges, connection.changes != rows { throw MultiRowRefused() }
     }
 
     /// Binds one slot's column(s) of a row from the object's values, from `index` on, and moves
@@ -408,7 +434,8 @@ extension SQLiteStore {
     }
 
     /// DELETE one row (checked against its version when the context knows it) and its join rows.
-    /// `statement`: the entity's prepared DELETE, with `AND Z_OPT = ?` when `object._version > 0`.
+    /// `statement`: the entity's prepared DELETE, with `AND Z_OPT = ?` when `object._version > 0`, bound
+    /// here (its bindings are all set again for each row).
     private func deleteRow(
         _ object: NSManagedObject, _ mapping: SQLiteSchema.EntityMapping, _ statement: SQLiteStatement,
         _ connection: SQLiteConnection
