@@ -18,6 +18,19 @@ struct SQLiteMultiRowSaveTests {
         return { statements }
     }
 
+    /// Another coordinator of the store sets item `uid`'s value to 7 and saves: the row's `Z_OPT` moves on.
+    private func changeItemElsewhere(_ store: TestStore, uid: Int) throws {
+        let other = try store.secondCoordinator()
+        defer { StoreHarness.close(other) }
+        let second = StoreHarness.context(other)
+        try second.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            request.predicate = NSPredicate(format: "uid == %d", uid)
+            try #require(try second.fetch(request).first).setValue(Int32(7), forKey: "value")
+            try second.save()
+        }
+    }
+
     /// How many write transactions began: a save written again (a multi-row statement refused) is two.
     private func transactions(_ statements: [String]) -> Int { statements.filter { $0 == "BEGIN IMMEDIATE" }.count }
 
@@ -164,15 +177,7 @@ struct SQLiteMultiRowSaveTests {
             try context.save()
             return items
         }
-        let other = try store.secondCoordinator()
-        defer { StoreHarness.close(other) }
-        let second = StoreHarness.context(other)
-        try second.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
-            request.predicate = NSPredicate(format: "uid == 30")
-            try #require(try second.fetch(request).first).setValue(Int32(7), forKey: "value")
-            try second.save()
-        }
+        try changeItemElsewhere(store, uid: 30)
         let statements = try observe(store)
         let error = try context.performAndWait { () throws -> OpenCoreDataError in
             for item in items { item.setValue(Int32(1), forKey: "value") }
@@ -234,15 +239,7 @@ struct SQLiteMultiRowSaveTests {
                 as? String)
         #expect(try raw.value("SELECT COUNT(*) FROM \(joinTable)") as? Int64 == 70)
 
-        let other = try store.secondCoordinator()
-        defer { StoreHarness.close(other) }
-        let second = StoreHarness.context(other)
-        try second.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
-            request.predicate = NSPredicate(format: "uid == 30")
-            try #require(try second.fetch(request).first).setValue(Int32(7), forKey: "value")
-            try second.save()
-        }
+        try changeItemElsewhere(store, uid: 30)
         let statements = try observe(store)
         let error = try context.performAndWait { () throws -> OpenCoreDataError in
             for item in items { context.delete(item) }
