@@ -71,31 +71,36 @@ extension SQLiteStore {
                             .persistentStoreSave, "injected failure after \(failAfter) rows (test hook)", url: url)
                     }
                 }
-                // bindRow binds every parameter of these statements on each row (see there), so they are
-                // rewound without clearing their bindings (clearing frees each row's text copies a second
-                // time).
-                var statements: [ObjectIdentifier: (insert: SQLiteStatement?, update: SQLiteStatement?)] = [:]
-                var lastStatement: (mapping: ObjectIdentifier, insert: Bool, statement: SQLiteStatement)?
-                func statement(_ mapping: SQLiteSchema.EntityMapping, insert: Bool) throws -> SQLiteStatement {
-                    let key = ObjectIdentifier(mapping)
-                    // Rows of one entity come in a row.
-                    if let lastStatement, lastStatement.mapping == key, lastStatement.insert == insert {
-                        lastStatement.statement.rewind()
-                        return lastStatement.statement
+                // Each statement below is prepared (through the connection's cache) once per run of rows,
+                // then rewound for each row without clearing its bindings: every row binds all of its
+                // parameters again (see `bindRow`), and clearing freed each row's text copies a second time.
+                //
+                // A run's whole multi-row statements of `rows` rows (when `multiRow` and the run has that
+                // many), each row's parameters bound by `bind` from the given index; returns where the rest
+                // of the run, written a row a statement, begins. `checksChanges`: an UPDATE or DELETE, whose
+                // statement must match every row it has; `updateFrom`: the SQL is an `UPDATE … FROM`.
+                func writeMultiRow(
+                    _ objects: [NSManagedObject], _ run: Range<Int>, perRow: Int, checksChanges: Bool,
+                    updateFrom: Bool, sql: (Int) -> String,
+                    bind: (NSManagedObject, SQLiteStatement, Int32) throws -> Void
+                ) throws -> Int {
+                    var next = run.lowerBound
+                    guard multiRow else { return next }
+                    let rows = connection.rowsPerStatement(parameters: perRow, update: updateFrom)
+                    guard rows > 0, run.count >= rows else { return next }
+                    let statement = try connection.prepare(sql(rows))
+                    while run.upperBound - next >= rows {
+                        statement.rewind()
+                        var first: Int32 = 1
+                        for object in objects[next..<next + rows] {
+                            try bind(object, statement, first)
+                            first += Int32(perRow)
+                            try rowWritten()
+                        }
+                        try runRows(statement, rows, checksChanges: checksChanges, connection)
+                        next += rows
                     }
-                    if let cached = insert ? statements[key]?.insert : statements[key]?.update {
-                        cached.rewind()
-                        lastStatement = (key, insert, cached)
-                        return cached
-                    }
-                    let made = try connection.prepare(insert ? mapping.insertSQL : mapping.updateSQL)
-                    if insert {
-                        statements[key, default: (nil, nil)].insert = made
-                    } else {
-                        statements[key, default: (nil, nil)].update = made
-                    }
-                    lastStatement = (key, insert, made)
-                    return made
+                    return next
                 }
                 var partialStatements: [PartialUpdateKey: SQLiteStatement] = [:]
                 // An updated row's changed entries, gathered into one buffer reused for every row and
@@ -103,7 +108,7 @@ extension SQLiteStore {
                 // release, about 400 instructions (callgrind case 5).
                 var changed: [Int] = []
                 // Deleted rows: a run is the rows of one mapping deleted alike (with or without the version
-                // check). Entities with join tables delete their join rows a row at a time.
+                // check).
                 var deleteStart = 0
                 while deleteStart < deleted.count {
                     let mapping = try mappingOf(deleted[deleteStart])
@@ -114,23 +119,13 @@ extension SQLiteStore {
                     {
                         end += 1
                     }
-                    var next = deleteStart
-                    let perRow = checked ? 2 : 1
-                    let rows = multiRow ? connection.rowsPerStatement(parameters: perRow, update: false) : 0
-                    if rows > 0, end - next >= rows, !mapping.hasJoinTables {
-                        let statement = try connection.prepare(mapping.deleteSQL(checked: checked, rows: rows))
-                        while end - next >= rows {
-                            statement.rewind()
-                            var index: Int32 = 1
-                            for object in deleted[next..<next + rows] {
-                                statement.bind(try primaryKey(of: object), index)
-                                if checked { statement.bind(object._version, index + 1) }
-                                index += Int32(perRow)
-                                try rowWritten()
-                            }
-                            try runRows(statement, rows, checksChanges: true, connection)
-                            next += rows
-                        }
+                    // Entities with join tables delete their join rows a row at a time (`deleteRow`).
+                    let next = mapping.hasJoinTables ? deleteStart : try writeMultiRow(
+                        deleted, deleteStart..<end, perRow: checked ? 2 : 1, checksChanges: true, updateFrom: false,
+                        sql: { mapping.deleteSQL(checked: checked, rows: $0) }
+                    ) { object, statement, first in
+                        statement.bind(try primaryKey(of: object), first)
+                        if checked { statement.bind(object._version, first + 1) }
                     }
                     if next < end {
                         let statement = try connection.prepare(mapping.deleteSQL(checked: checked))
@@ -149,27 +144,14 @@ extension SQLiteStore {
                     _ objects: [NSManagedObject], _ run: Range<Int>, _ mapping: SQLiteSchema.EntityMapping,
                     insert: Bool, only: [Int]?, single: () throws -> SQLiteStatement
                 ) throws {
-                    var next = run.lowerBound
-                    if multiRow {
-                        let perRow = mapping.parametersPerRow(insert: insert, only: only)
-                        let rows = connection.rowsPerStatement(parameters: perRow, update: !insert)
-                        if rows > 0, run.count >= rows {
-                            let statement = try connection.prepare(
-                                insert ? mapping.insertSQL(rows: rows) : mapping.updateSQL(only, rows: rows))
-                            while run.upperBound - next >= rows {
-                                statement.rewind()
-                                var first: Int32 = 1
-                                for object in objects[next..<next + rows] {
-                                    try bindRow(
-                                        object, mapping, insert: insert, statement, from: first,
-                                        to: first + Int32(perRow) - 1, only: only)
-                                    first += Int32(perRow)
-                                    try rowWritten()
-                                }
-                                try runRows(statement, rows, checksChanges: !insert, connection)
-                                next += rows
-                            }
-                        }
+                    let perRow = mapping.parametersPerRow(insert: insert, only: only)
+                    let next = try writeMultiRow(
+                        objects, run, perRow: perRow, checksChanges: !insert, updateFrom: !insert,
+                        sql: { insert ? mapping.insertSQL(rows: $0) : mapping.updateSQL(only, rows: $0) }
+                    ) { object, statement, first in
+                        try bindRow(
+                            object, mapping, insert: insert, statement, from: first, to: first + Int32(perRow) - 1,
+                            only: only)
                     }
                     guard next < run.upperBound else { return }
                     let statement = try single()
@@ -189,7 +171,7 @@ extension SQLiteStore {
                     var runEnd = runStart + 1
                     while runEnd < inserted.count, try mappingOf(inserted[runEnd]) === mapping { runEnd += 1 }
                     try writeRun(inserted, runStart..<runEnd, mapping, insert: true, only: nil) {
-                        try statement(mapping, insert: true)
+                        try connection.prepare(mapping.insertSQL)
                     }
                     runStart = runEnd
                 }
@@ -200,7 +182,7 @@ extension SQLiteStore {
                     guard let mapping = runMapping else { return }
                     let entries = runEntries
                     try writeRun(updated, runStart..<end, mapping, insert: false, only: entries) {
-                        guard let entries else { return try statement(mapping, insert: false) }
+                        guard let entries else { return try connection.prepare(mapping.updateSQL) }
                         let key = PartialUpdateKey(mapping: ObjectIdentifier(mapping), entries: entries)
                         if let cached = partialStatements[key] { return cached }
                         let partial = try connection.prepare(mapping.updateSQL(entries))
