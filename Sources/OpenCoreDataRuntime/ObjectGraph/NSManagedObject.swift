@@ -196,19 +196,14 @@ open class NSManagedObject: NSObject {
         return _rowStore == nil
     }
 
-    /// Gives the object the permanent identity of row `key` of `store` (a save's new primary key),
-    /// its ID made from it only when asked for; the context moves the registry's entry first
-    /// (`ObjectRegistry.changeKeys(of:toRows:of:)`, in `obtainPermanentIDs(for:)`).
+    /// Gives each of `objects` the permanent identity of row `keys[i]` of `store` (a save's new
+    /// primary keys), its ID made from it only when asked for; the context moves the registry's
+    /// entries first (`ObjectRegistry.changeKeys(of:toRows:of:)`, in `obtainPermanentIDs(for:)`).
     ///
-    /// Under the lock that makes IDs, as another thread may be asking for the ID: one already made
+    /// Under the lock that makes IDs, as another thread may be asking for an ID: one already made
     /// (the temporary ID was asked for) is replaced by the permanent ID at once, never cleared, so a
-    /// reader that found an ID set never sees it gone.
-    package final func _setRowIdentity(key: Int64, store: ObjectIDStore) {
-        LazyObjectIDs.lock.withLock { _ in _setRowIdentityLocked(key: key, store: store) }
-    }
-
-    /// ``_setRowIdentity(key:store:)`` for `objects[i]` and `keys[i]`, under one taking of the lock
-    /// (a lock and an unlock an object were two atomic operations each, callgrind case 1).
+    /// reader that found an ID set never sees it gone. Taken once for the list (a lock and an unlock
+    /// an object were two atomic operations each, callgrind case 1).
     package static func _setRowIdentities(_ objects: [NSManagedObject], keys: [Int64], store: ObjectIDStore) {
         LazyObjectIDs.lock.withLock { _ in
             for (object, key) in zip(objects, keys) { object._setRowIdentityLocked(key: key, store: store) }
