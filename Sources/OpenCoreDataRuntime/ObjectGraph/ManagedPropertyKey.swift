@@ -15,6 +15,14 @@ public final class ManagedPropertyKey: Sendable {
 
     public init(_ name: String) { self.name = name }
 
+    /// The property's slot in `layout` if the key has it cached for `layout`; else `nil` (not
+    /// known: ask ``slot(in:)``).
+    @inline(__always)
+    package func cachedSlot(in layout: EntityLayout) -> Int? {
+        let cached = cache.load(ordering: .relaxed)
+        return cached >> 32 == UInt64(layout.id) ? Int(truncatingIfNeeded: cached & 0xFFFF_FFFF) : nil
+    }
+
     /// The property's slot in `layout`, or `nil` if the entity has no such property.
     @inline(__always)
     package func slot(in layout: EntityLayout) -> Int? {

@@ -90,6 +90,18 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         read(storage(at: address), slot) { $0.isEmpty(slot) } ?? false
     }
 
+    /// A typed accessor's fast read of slot `slot` of the values at `address`: `.some(value)` when
+    /// the slot's field is `T`'s typed field and holds a value, `.some(nil)` when that field is
+    /// empty, and `nil` (no answer: read the general way) for anything else — no storage, a slot
+    /// out of range, a field of another kind or an `Any`, a value kept on the side. A slot with a
+    /// typed field is an attribute's (relationships' slots are `Any`s), so the caller need not
+    /// look the slot up among the relationships.
+    @inline(__always)
+    package static func typedField<T>(at address: UnsafePointer<RowValues>, _ slot: Int, as _: T.Type) -> T?? {
+        guard let kind = RowLayout.kind(of: T.self), let storage = storage(at: address) else { return nil }
+        return storage._withUnsafeGuaranteedRef { $0.typedField(slot, kind, as: T.self) }
+    }
+
     /// What a slot holds, as validation at save and in-memory comparisons sort it.
     package enum SlotContent {
         /// `nil`.
@@ -440,6 +452,21 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
             return field(slot).assumingMemoryBound(to: T.self).pointee
         }
         return ValueConversion.exactly(inContainerAt: UnsafeRawPointer(field(slot)), as: T.self)
+    }
+
+    /// ``RowValues/typedField(at:_:as:)`` on this storage; `kind` is `T`'s field kind.
+    @inline(__always)
+    func typedField<T>(_ slot: Int, _ kind: RowLayout.Kind, as _: T.Type) -> T?? {
+        let bytes = self.bytes
+        return layoutRef._withUnsafeGuaranteedRef { layout -> T?? in
+            guard slot >= 0, slot < layout.count, layout.kinds[slot] == kind else { return nil }
+            switch bytes.load(fromByteOffset: slot, as: UInt8.self) {
+            case State.inField.rawValue:
+                return .some((bytes + layout.offsets[slot]).assumingMemoryBound(to: T.self).pointee)
+            case State.empty.rawValue: return .some(nil)
+            default: return nil
+            }
+        }
     }
 
     /// Sets slot `slot` to `value`, looked at in place: copying an `Any?` out to unwrap it went
