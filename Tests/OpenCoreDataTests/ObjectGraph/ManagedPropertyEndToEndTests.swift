@@ -432,4 +432,28 @@ extension NSManagedObjectContext {
             #expect(country.moods.isEmpty)
         }
     }
+
+    /// Typed reads after primitive writes: a primitive value of another type (canonicalized on the
+    /// way in, so it lands in the typed field the accessors' fast path reads), an emptied optional
+    /// (nil) and an emptied non-optional (its empty value).
+    @Test func typedReadsOfValuesKeptAsGivenAndOfEmptiedSlots() throws {
+        let context = makeContext()
+        context.performAndWait {
+            let mood = Mood(context: context)
+            mood.intensity = 3
+            mood.rating = 2.5
+            #expect(mood.intensity == 3)
+            #expect(mood.rating == 2.5)
+            mood.setPrimitiveValue(Int(7), forKey: "intensity")  // an Int, for an Int16 attribute
+            mood.setPrimitiveValue(NSNumber(value: 4.25), forKey: "rating")
+            #expect(mood.intensity == 7)
+            #expect(mood.rating == 4.25)
+            mood.setPrimitiveValue(nil, forKey: "rating")
+            #expect(mood.rating == nil)
+            mood.date = Date(timeIntervalSinceReferenceDate: 86_400)
+            #expect(mood.date == Date(timeIntervalSinceReferenceDate: 86_400))
+            mood.setPrimitiveValue(nil, forKey: "date")
+            #expect(mood.date == Date(timeIntervalSinceReferenceDate: 0))
+        }
+    }
 }
