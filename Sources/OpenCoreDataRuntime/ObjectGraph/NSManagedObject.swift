@@ -38,33 +38,59 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) package var _contextLink: ContextLink?
     /// Current values, one per slot; empty while the object is a fault.
     @exclusivity(unchecked) package var _values = RowValues()
+    // The fields from here to `_tablePositions` are ordered to fill each other's padding: Swift lays
+    // stored properties out in order, and the values (12 bytes: a reference and a row offset) each
+    // leave 4 bytes that a 32-bit counter fills. So the object stays a 144-byte allocation (136
+    // usable; a test checks) with its values' row offsets, its table places and its flags.
+    @exclusivity(unchecked) private var _notifiedChangeCount32: Int32 = 0
     /// Values as last saved or fetched (to-one slots hold `NSManagedObjectID?`); `nil` for new objects.
     @exclusivity(unchecked) package var _snapshot: RowValues?
+    @exclusivity(unchecked) private var _validationSlot32: Int32 = -1
     /// The store's version of the row (`Z_OPT`).
     @exclusivity(unchecked) package var _version: Int64 = 0
     /// Slots changed since the last save.
     @exclusivity(unchecked) package var _changedSlots = SlotSet()
-    @exclusivity(unchecked) package var _isFault = false
-    @exclusivity(unchecked) package var _isInserted = false
-    @exclusivity(unchecked) package var _isDeleted = false
-    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime). Declared with the
-    /// other flags: Swift lays out stored properties in order, and one more padded word would put
-    /// every object in a 16-byte larger allocation.
-    @exclusivity(unchecked) package var _didAwakeFromInsert = false
-    /// Whether `awakeFromFetch()` is running: changes are not tracked (see `_awakeFromFetch()`).
-    /// A fifth flag fits the padding before the counters below.
-    @exclusivity(unchecked) package var _isAwakingFromFetch = false
-    // Two counters of 32 bits beside the flags, where the padding was (see `_notifiedChangeCount`
-    // and `_validationSlot`): the object stays in a 128-byte allocation with the inline `SlotSet`.
-    @exclusivity(unchecked) private var _notifiedChangeCount32: Int32 = 0
-    @exclusivity(unchecked) private var _validationSlot32: Int32 = -1
     /// The batch of the batched fetch that returned this fault, if any (see `fetchBatchSize`).
     @exclusivity(unchecked) package var _fetchBatch: FetchBatch?
+    /// The flags below, one bit each: five `Bool`s took five bytes, and with them the object did not
+    /// fit its 144-byte allocation.
+    @exclusivity(unchecked) private var _flags: UInt8 = 0
     /// The object's places in its context's inserted, changed and deleted tables (``ObjectTable``),
     /// -1 before it was first added to one: hints, checked against the table. (They make the object
     /// a 144-byte allocation instead of a 128-byte one; the tables no longer keep a dictionary of
     /// 16-byte entries with room to spare for each object they hold.)
     @exclusivity(unchecked) private var _tablePositions: (Int32, Int32, Int32) = (-1, -1, -1)
+
+    @inline(__always)
+    private final func _flag(_ bit: UInt8) -> Bool { _flags & bit != 0 }
+
+    @inline(__always)
+    private final func _setFlag(_ bit: UInt8, _ value: Bool) {
+        _flags = value ? _flags | bit : _flags & ~bit
+    }
+
+    package final var _isFault: Bool {
+        @inline(__always) get { _flag(1) }
+        @inline(__always) set { _setFlag(1, newValue) }
+    }
+    package final var _isInserted: Bool {
+        @inline(__always) get { _flag(2) }
+        @inline(__always) set { _setFlag(2, newValue) }
+    }
+    package final var _isDeleted: Bool {
+        @inline(__always) get { _flag(4) }
+        @inline(__always) set { _setFlag(4, newValue) }
+    }
+    /// Whether `awakeFromInsert()` ran (Apple: once in the object's lifetime).
+    package final var _didAwakeFromInsert: Bool {
+        @inline(__always) get { _flag(8) }
+        @inline(__always) set { _setFlag(8, newValue) }
+    }
+    /// Whether `awakeFromFetch()` is running: changes are not tracked (see `_awakeFromFetch()`).
+    package final var _isAwakingFromFetch: Bool {
+        @inline(__always) get { _flag(16) }
+        @inline(__always) set { _setFlag(16, newValue) }
+    }
 
     @inline(__always)
     package final func _tablePosition(_ kind: ObjectTable.Kind) -> Int32 {

@@ -20,6 +20,10 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     package typealias Indices = Range<Int>
 
     private var storage: RowStorage?
+    /// The row's offset in `storage` (0 but in a storage shared by a fetch's rows, ``RowChunks``).
+    /// 32 bits: a storage is at most ``RowChunks/maximumRows`` rows, and the values are then 12
+    /// bytes, whose last 4 an object fills with a field of its own (``NSManagedObject``'s layout).
+    private var row: Int32 = 0
 
     /// No values (a fault's, before it is filled).
     package init() { storage = nil }
@@ -30,13 +34,23 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     /// Every slot of `layout` nil.
     package init(for layout: RowLayout) { storage = RowStorage.make(layout) }
 
-    /// Every slot of `layout` nil, then `body` on the new storage, for writes into slots known to
-    /// hold nil (``RowStorage/initialize(_:to:)``): the storage is unique by construction.
+    /// Every slot of `layout` nil, in storage of its own, then `body` on the new row, for writes
+    /// into slots known to hold nil (``RowWriter``): the storage is unique by construction.
     @inline(__always)
-    package init(for layout: RowLayout, initializing body: (RowStorage) throws -> Void) rethrows {
+    package init(for layout: RowLayout, initializing body: (RowWriter) throws -> Void) rethrows {
         let storage = RowStorage.make(layout)
-        try body(storage)
+        try body(RowWriter(storage: Unmanaged.passUnretained(storage), row: 0))
         self.storage = storage
+    }
+
+    /// Every slot of `layout` nil, in a row of `chunks`' storage, then `body` on the new row, for
+    /// writes into slots known to hold nil (``RowWriter``): nothing else has the row yet.
+    @inline(__always)
+    package init(for layout: RowLayout, in chunks: inout RowChunks, initializing body: (RowWriter) throws -> Void) rethrows {
+        let (storage, row) = chunks.newRow(layout)
+        try body(RowWriter(storage: Unmanaged.passUnretained(storage), row: row))
+        self.storage = storage
+        self.row = Int32(truncatingIfNeeded: row)
     }
 
     package var startIndex: Int { 0 }
@@ -46,17 +60,17 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     @inline(__always) package func index(before i: Int) -> Int { i - 1 }
 
     package subscript(slot: Int) -> Any? {
-        get { storage.unsafelyUnwrapped.value(at: checked(slot)) }
+        get { storage.unsafelyUnwrapped.value(Int(row), at: checked(slot)) }
         set {
             _ = checked(slot)
             makeUnique()
-            storage.unsafelyUnwrapped.setValue(newValue, at: slot)
+            storage.unsafelyUnwrapped.setValue(newValue, Int(row), at: slot)
         }
     }
 
     /// Whether slot `slot` holds nil.
     @inline(__always)
-    package func isNil(_ slot: Int) -> Bool { storage.unsafelyUnwrapped.isEmpty(checked(slot)) }
+    package func isNil(_ slot: Int) -> Bool { storage.unsafelyUnwrapped.isEmpty(Int(row), checked(slot)) }
 
     /// The value at `slot` if it is exactly a `T`, read in place; else `nil` (no answer: the caller
     /// reads the slot as `Any?` and converts).
@@ -64,7 +78,7 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     package func exactly<T>(_ slot: Int, as type: T.Type) -> T? {
         // Borrowed, not retained: a typed accessor's read retained and released the storage
         // (about 45 instructions per read, callgrind case 2).
-        Self.read(storage.map { Unmanaged.passUnretained($0) }, slot) { $0.exactly(slot, as: T.self) }
+        Self.read(storage.map { Unmanaged.passUnretained($0) }, slot) { $0.exactly(Int(row), slot, as: T.self) }
     }
 
     /// ``exactly(_:as:)`` on the values at `address` (an object's `_values`), read without making a
@@ -73,21 +87,24 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     /// 40 cycles) on every typed accessor's read.
     @inline(__always)
     package static func exactly<T>(at address: UnsafePointer<RowValues>, _ slot: Int, as type: T.Type) -> T? {
-        read(storage(at: address), slot) { $0.exactly(slot, as: T.self) }
+        let row = row(at: address)
+        return read(storage(at: address), slot) { $0.exactly(row, slot, as: T.self) }
     }
 
     /// `self[slot]` (or `nil` past the end) on the values at `address`, read in place as
     /// ``exactly(at:_:as:)`` reads (validation at save reads every property of every object).
     @inline(__always)
     package static func value(at address: UnsafePointer<RowValues>, _ slot: Int) -> Any? {
-        read(storage(at: address), slot) { $0.value(at: slot) }
+        let row = row(at: address)
+        return read(storage(at: address), slot) { $0.value(row, at: slot) }
     }
 
     /// Whether slot `slot` of the values at `address` holds nil (`false` past the end), read in
     /// place as ``exactly(at:_:as:)`` reads.
     @inline(__always)
     package static func isNil(at address: UnsafePointer<RowValues>, _ slot: Int) -> Bool {
-        read(storage(at: address), slot) { $0.isEmpty(slot) } ?? false
+        let row = row(at: address)
+        return read(storage(at: address), slot) { $0.isEmpty(row, slot) } ?? false
     }
 
     /// A typed accessor's fast read of slot `slot` of the values at `address`: `.some(value)` when
@@ -99,7 +116,8 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     @inline(__always)
     package static func typedField<T>(at address: UnsafePointer<RowValues>, _ slot: Int, as _: T.Type) -> T?? {
         guard let kind = RowLayout.kind(of: T.self), let storage = storage(at: address) else { return nil }
-        return storage._withUnsafeGuaranteedRef { $0.typedField(slot, kind, as: T.self) }
+        let row = row(at: address)
+        return storage._withUnsafeGuaranteedRef { $0.typedField(row, slot, kind, as: T.self) }
     }
 
     /// What a slot holds, as validation at save and in-memory comparisons sort it.
@@ -116,8 +134,9 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     /// reads.
     @inline(__always)
     package static func content(at address: UnsafePointer<RowValues>, _ slot: Int) -> SlotContent {
-        read(storage(at: address), slot) { storage -> SlotContent? in
-            storage.isEmpty(slot) ? SlotContent.none : storage.holdsTypedField(slot) ? .typed : .other
+        let row = row(at: address)
+        return read(storage(at: address), slot) { storage -> SlotContent? in
+            storage.isEmpty(row, slot) ? SlotContent.none : storage.holdsTypedField(row, slot) ? .typed : .other
         } ?? .other
     }
 
@@ -127,21 +146,29 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     @inline(__always)
     package static func allInFieldOrOptionalNil(at address: UnsafePointer<RowValues>, _ isOptional: [Bool]) -> Bool {
         guard let storage = storage(at: address) else { return false }
-        return storage._withUnsafeGuaranteedRef { $0.allInFieldOrOptionalNil(isOptional) }
+        let row = row(at: address)
+        return storage._withUnsafeGuaranteedRef { $0.allInFieldOrOptionalNil(row, isOptional) }
     }
 
     /// Slot `slot` of the values at `address` as a number, if it holds one in a numeric typed field
     /// (``RowStorage/number(_:)``), read in place as ``exactly(at:_:as:)`` reads.
     @inline(__always)
     package static func number(at address: UnsafePointer<RowValues>, _ slot: Int) -> PredicateNumber? {
-        read(storage(at: address), slot) { $0.number(slot) }
+        let row = row(at: address)
+        return read(storage(at: address), slot) { $0.number(row, slot) }
     }
 
-    /// The storage of the values at `address`, unretained: the one stored property is the storage
-    /// reference, and its bits are loaded as a pointer.
+    /// The storage of the values at `address`, unretained: the first stored property is the
+    /// storage reference, and its bits are loaded as a pointer.
     @inline(__always)
     private static func storage(at address: UnsafePointer<RowValues>) -> Unmanaged<RowStorage>? {
         UnsafeRawPointer(address).load(as: UnsafeRawPointer?.self).map { Unmanaged<RowStorage>.fromOpaque($0) }
+    }
+
+    /// The row offset of the values at `address`, read in place.
+    @inline(__always)
+    private static func row(at address: UnsafePointer<RowValues>) -> Int {
+        Int(UnsafeRawPointer(address).load(fromByteOffset: MemoryLayout<RowStorage?>.stride, as: Int32.self))
     }
 
     /// `body` on `storage`, borrowed, if `slot` is one of its slots; else `nil`.
@@ -159,9 +186,10 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         makeUnique()
         // Borrowed, not copied out: `let storage = self.storage!` was a retain and a release (two
         // atomic operations) on every typed property write.
+        let row = Int(self.row)
         Unmanaged.passUnretained(storage.unsafelyUnwrapped)._withUnsafeGuaranteedRef { storage in
-            storage.clear(slot)
-            if let value { storage.initialize(slot, to: value) }
+            storage.clear(row, slot)
+            if let value { storage.initialize(row, slot, to: value) }
         }
     }
 
@@ -176,7 +204,64 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
 
     @inline(__always)
     private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.unsafelyUnwrapped.copy() }
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage.unsafelyUnwrapped.copy(row: Int(row))
+            row = 0
+        }
+    }
+}
+
+/// Writes a new row's values (``RowValues/init(for:in:initializing:)``): into slots that hold nil,
+/// in place, the row being no one else's yet.
+package struct RowWriter {
+    let storage: Unmanaged<RowStorage>
+    let row: Int
+
+    /// Writes `value` into slot `slot`, which holds nil: in its typed field when `T` is its type.
+    @inline(__always)
+    package func initialize<T>(_ slot: Int, to value: T) {
+        storage._withUnsafeGuaranteedRef { $0.initialize(row, slot, to: value) }
+    }
+
+    /// Sets slot `slot` to `value`, in its typed field when it is of the field's type.
+    package func setValue(_ value: Any?, at slot: Int) {
+        storage._withUnsafeGuaranteedRef { $0.setValue(value, row, at: slot) }
+    }
+}
+
+/// Where a fetch puts its rows' values: storages of several rows, made as the rows come, so that
+/// a row is not an allocation of its own (``RowStorage``). The first storage has room for one
+/// row, each next one for twice as many as the last, up to ``maximumRows``: a fetch of one row
+/// takes no more memory than before, and a fetch of many leaves at most one storage partly used.
+/// Every row of a storage keeps all of it: an object kept from a large fetch keeps up to
+/// `maximumRows` rows' bytes (its values are copied into a storage of their own when it changes).
+package struct RowChunks {
+    /// The most rows a storage holds: 64 rows of the benchmarks' entity are about 6 KB.
+    package static let maximumRows = 64
+    private var current: RowStorage?
+    private var left = 0
+    private var nextCapacity = 1
+
+    package init() {}
+
+    /// A new row of `layout`, every slot nil: its storage and offset.
+    @inline(__always)
+    mutating func newRow(_ layout: RowLayout) -> (RowStorage, Int) {
+        if left > 0, let current, current.hasLayout(layout) {
+            left &-= 1
+            return (current, current.appendRow(layout))
+        }
+        return newStorage(layout)
+    }
+
+    @inline(never)
+    private mutating func newStorage(_ layout: RowLayout) -> (RowStorage, Int) {
+        if let current, !current.hasLayout(layout) { nextCapacity = 1 }  // another entity's rows
+        let storage = RowStorage.make(layout, capacity: nextCapacity)
+        current = storage
+        left = nextCapacity &- 1
+        nextCapacity = min(nextCapacity &* 2, Self.maximumRows)
+        return (storage, storage.appendRow(layout))
     }
 }
 
@@ -276,16 +361,26 @@ package final class RowLayout: @unchecked Sendable {
     }
 }
 
-/// The storage of a ``RowValues``: a state byte per slot (``State``), then the fields at the
-/// offsets of the entity's ``RowLayout``.
+/// The storage of one or more ``RowValues``: rows of ``RowLayout/byteCount`` bytes each, a state
+/// byte per slot (``State``), then the fields at the offsets of the entity's ``RowLayout``. A row
+/// is named by its byte offset (`row`: 0 for a storage of one row).
+///
+/// A fetch's rows share storages of up to ``RowChunks/maximumRows`` rows (``RowChunks``): a
+/// storage of its own for every row was an allocation and a free a row, about 460 instructions
+/// of the benchmarks' case 2 (callgrind). A row of a shared storage is never written in place
+/// (its values are not uniquely referenced: ``RowValues`` copies it out first), and the storage
+/// lives while any of its rows does.
 package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     package struct Header {
         /// The slots' kinds and offsets; read unretained on the hot paths (``layoutRef``). Copies
         /// of its count and table pointers here made every row's storage 24 bytes larger, a 160-
         /// instead of a 128-byte allocation for the benchmarks' entity.
         let layout: RowLayout
-        /// Values whose type is not their slot's field's (state ``State/aside``).
+        /// Values whose type is not their slot's field's (state ``State/aside``), by row + slot
+        /// (unique: a row's bytes begin with its state bytes, one per slot).
         var aside: [Int: Any]?
+        /// Rows in use (their state bytes initialized), from the start.
+        var rows: Int
     }
 
     /// Where a slot's value is.
@@ -293,28 +388,48 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
         case empty = 0, inField, aside
     }
 
+    /// A storage of one row, every slot nil.
     static func make(_ layout: RowLayout) -> RowStorage {
-        let buffer = RowStorage.create(minimumCapacity: layout.byteCount / 8) { _ in
-            Header(layout: layout, aside: nil)
-        }
-        let storage = unsafeDowncast(buffer, to: RowStorage.self)
-        storage.bytes.initializeMemory(as: UInt8.self, repeating: State.empty.rawValue, count: layout.count)
+        let storage = make(layout, capacity: 1)
+        _ = storage.appendRow(layout)
         return storage
+    }
+
+    /// A storage with room for `capacity` rows, none in use.
+    static func make(_ layout: RowLayout, capacity: Int) -> RowStorage {
+        let buffer = RowStorage.create(minimumCapacity: layout.byteCount / 8 * capacity) { _ in
+            Header(layout: layout, aside: nil, rows: 0)
+        }
+        return unsafeDowncast(buffer, to: RowStorage.self)
+    }
+
+    /// Puts the next row in use, every slot nil; its offset. The caller knows there is room.
+    @inline(__always)
+    func appendRow(_ layout: RowLayout) -> Int {
+        let row = head.pointee.rows &* layout.byteCount
+        head.pointee.rows &+= 1
+        (bytes + row).initializeMemory(as: UInt8.self, repeating: State.empty.rawValue, count: layout.count)
+        return row
     }
 
     deinit {
         // The layout borrowed from the header, which releases it after this body: read as
         // `head.pointee.layout` it was retained and released again for every row freed.
-        let bytes = self.bytes
+        let start = self.bytes
+        let rows = head.pointee.rows
         layoutRef._withUnsafeGuaranteedRef { layout in
-            for index in 0..<layout.referenceCount {
-                let slot = layout.referenceSlots[index]
-                guard bytes.load(fromByteOffset: slot, as: UInt8.self) == State.inField.rawValue else { continue }
-                let field = bytes + layout.offsets[slot]
-                if layout.kinds[slot] == .string {
-                    field.assumingMemoryBound(to: String.self).deinitialize(count: 1)
-                } else {
-                    field.assumingMemoryBound(to: Any.self).deinitialize(count: 1)
+            guard layout.referenceCount > 0 else { return }
+            for row in 0..<rows {
+                let bytes = start + row &* layout.byteCount
+                for index in 0..<layout.referenceCount {
+                    let slot = layout.referenceSlots[index]
+                    guard bytes.load(fromByteOffset: slot, as: UInt8.self) == State.inField.rawValue else { continue }
+                    let field = bytes + layout.offsets[slot]
+                    if layout.kinds[slot] == .string {
+                        field.assumingMemoryBound(to: String.self).deinitialize(count: 1)
+                    } else {
+                        field.assumingMemoryBound(to: Any.self).deinitialize(count: 1)
+                    }
                 }
             }
         }
@@ -335,23 +450,27 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     @inline(__always)
     var count: Int { layoutRef._withUnsafeGuaranteedRef { $0.count } }
 
+    /// Whether this storage's rows are of `layout`.
+    @inline(__always)
+    func hasLayout(_ layout: RowLayout) -> Bool { layoutRef.toOpaque() == Unmanaged.passUnretained(layout).toOpaque() }
+
     @inline(__always)
     private var bytes: UnsafeMutableRawPointer {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
 
     @inline(__always)
-    private func state(_ slot: Int) -> UInt8 { bytes.load(fromByteOffset: slot, as: UInt8.self) }
+    private func state(_ row: Int, _ slot: Int) -> UInt8 { bytes.load(fromByteOffset: row &+ slot, as: UInt8.self) }
 
     @inline(__always)
-    func isEmpty(_ slot: Int) -> Bool { state(slot) == State.empty.rawValue }
+    func isEmpty(_ row: Int, _ slot: Int) -> Bool { state(row, slot) == State.empty.rawValue }
 
     /// Slot `slot`'s value as a number, if it is in a numeric typed field: what
     /// ``PredicateValues/number(_:)`` gives for it boxed.
     @inline(__always)
-    func number(_ slot: Int) -> PredicateNumber? {
-        guard state(slot) == State.inField.rawValue else { return nil }
-        let field = self.field(slot)
+    func number(_ row: Int, _ slot: Int) -> PredicateNumber? {
+        guard state(row, slot) == State.inField.rawValue else { return nil }
+        let field = self.field(row, slot)
         switch kind(slot) {
         case .int64: return .integer(Int(field.load(as: Int64.self)))
         case .int32: return .integer(Int(field.load(as: Int32.self)))
@@ -365,13 +484,15 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
 
     /// Whether slot `slot`'s value is in its typed field (not an `Any`, not on the side).
     @inline(__always)
-    func holdsTypedField(_ slot: Int) -> Bool { state(slot) == State.inField.rawValue && kind(slot) != .any }
+    func holdsTypedField(_ row: Int, _ slot: Int) -> Bool {
+        state(row, slot) == State.inField.rawValue && kind(slot) != .any
+    }
 
     /// ``RowValues/allInFieldOrOptionalNil(at:_:)`` on this storage: one pass over the state bytes.
-    func allInFieldOrOptionalNil(_ isOptional: [Bool]) -> Bool {
+    func allInFieldOrOptionalNil(_ row: Int, _ isOptional: [Bool]) -> Bool {
         let count = self.count
         guard isOptional.count == count else { return false }
-        let bytes = self.bytes
+        let bytes = self.bytes + row
         return isOptional.withUnsafeBufferPointer { isOptional in
             for slot in 0..<count {
                 switch bytes.load(fromByteOffset: slot, as: UInt8.self) {
@@ -385,23 +506,23 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     }
 
     @inline(__always)
-    private func setState(_ slot: Int, _ state: State) {
-        bytes.storeBytes(of: state.rawValue, toByteOffset: slot, as: UInt8.self)
+    private func setState(_ row: Int, _ slot: Int, _ state: State) {
+        bytes.storeBytes(of: state.rawValue, toByteOffset: row &+ slot, as: UInt8.self)
     }
 
     @inline(__always)
     private func kind(_ slot: Int) -> RowLayout.Kind { layoutRef._withUnsafeGuaranteedRef { $0.kinds[slot] } }
 
     @inline(__always)
-    private func field(_ slot: Int) -> UnsafeMutableRawPointer {
-        bytes + layoutRef._withUnsafeGuaranteedRef { $0.offsets[slot] }
+    private func field(_ row: Int, _ slot: Int) -> UnsafeMutableRawPointer {
+        bytes + row + layoutRef._withUnsafeGuaranteedRef { $0.offsets[slot] }
     }
 
-    /// A copy with its own references to the values.
-    func copy() -> RowStorage {
+    /// A storage of one row, a copy of row `row`, with its own references to the values.
+    func copy(row: Int) -> RowStorage {
         let layout = head.pointee.layout
         let copy = RowStorage.make(layout)
-        let source = bytes
+        let source = bytes + row
         let target = copy.bytes
         target.copyMemory(from: source, byteCount: layout.byteCount)
         for index in 0..<layout.referenceCount {
@@ -415,17 +536,27 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
                 (target + offset).initializeMemory(as: Any.self, to: (source + offset).assumingMemoryBound(to: Any.self).pointee)
             }
         }
-        if let aside = head.pointee.aside { copy.head.pointee.aside = aside }
+        if let aside = head.pointee.aside {
+            if row == 0, head.pointee.rows == 1 {
+                copy.head.pointee.aside = aside
+            } else {
+                var own: [Int: Any] = [:]
+                for slot in 0..<layout.count where source.load(fromByteOffset: slot, as: UInt8.self) == State.aside.rawValue {
+                    own[slot] = aside[row + slot]
+                }
+                copy.head.pointee.aside = own
+            }
+        }
         return copy
     }
 
-    func value(at slot: Int) -> Any? {
-        switch state(slot) {
+    func value(_ row: Int, at slot: Int) -> Any? {
+        switch state(row, slot) {
         case State.empty.rawValue: return nil
-        case State.aside.rawValue: return head.pointee.aside?[slot]
+        case State.aside.rawValue: return head.pointee.aside?[row + slot]
         default: break
         }
-        let field = self.field(slot)
+        let field = self.field(row, slot)
         switch kind(slot) {
         case .any: return field.assumingMemoryBound(to: Any.self).pointee
         case .int64: return field.load(as: Int64.self)
@@ -440,24 +571,24 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     }
 
     @inline(__always)
-    func exactly<T>(_ slot: Int, as _: T.Type) -> T? {
-        let state = self.state(slot)
+    func exactly<T>(_ row: Int, _ slot: Int, as _: T.Type) -> T? {
+        let state = self.state(row, slot)
         guard state == State.inField.rawValue else {
             guard state == State.aside.rawValue else { return nil }
-            return head.pointee.aside?[slot].flatMap { ValueConversion.exactly($0, as: T.self) }
+            return head.pointee.aside?[row + slot].flatMap { ValueConversion.exactly($0, as: T.self) }
         }
         let kind = self.kind(slot)
         if kind != .any {
             guard RowLayout.kind(of: T.self) == kind else { return nil }
-            return field(slot).assumingMemoryBound(to: T.self).pointee
+            return field(row, slot).assumingMemoryBound(to: T.self).pointee
         }
-        return ValueConversion.exactly(inContainerAt: UnsafeRawPointer(field(slot)), as: T.self)
+        return ValueConversion.exactly(inContainerAt: UnsafeRawPointer(field(row, slot)), as: T.self)
     }
 
     /// ``RowValues/typedField(at:_:as:)`` on this storage; `kind` is `T`'s field kind.
     @inline(__always)
-    func typedField<T>(_ slot: Int, _ kind: RowLayout.Kind, as _: T.Type) -> T?? {
-        let bytes = self.bytes
+    func typedField<T>(_ row: Int, _ slot: Int, _ kind: RowLayout.Kind, as _: T.Type) -> T?? {
+        let bytes = self.bytes + row
         return layoutRef._withUnsafeGuaranteedRef { layout -> T?? in
             guard slot >= 0, slot < layout.count, layout.kinds[slot] == kind else { return nil }
             switch bytes.load(fromByteOffset: slot, as: UInt8.self) {
@@ -471,12 +602,12 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
 
     /// Sets slot `slot` to `value`, looked at in place: copying an `Any?` out to unwrap it went
     /// through its value witness (about 110 instructions per write, callgrind case 1).
-    func setValue(_ value: Any?, at slot: Int) {
-        clear(slot)
+    func setValue(_ value: Any?, _ row: Int, at slot: Int) {
+        clear(row, slot)
         withUnsafePointer(to: value) { pointer in
             let container = UnsafeRawPointer(pointer)
             guard ValueConversion.metadata(ofContainerAt: container) != nil else { return }
-            let field = self.field(slot)
+            let field = self.field(row, slot)
             func store<T>(_: T.Type) -> Bool {
                 guard let typed = ValueConversion.exactly(inContainerAt: container, as: T.self) else { return false }
                 field.initializeMemory(as: T.self, to: typed)
@@ -497,11 +628,11 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
             case .string: stored = store(String.self)
             }
             if stored {
-                setState(slot, .inField)
+                setState(row, slot, .inField)
             } else {
                 if head.pointee.aside == nil { head.pointee.aside = [:] }
-                head.pointee.aside![slot] = pointer.pointee.unsafelyUnwrapped
-                setState(slot, .aside)
+                head.pointee.aside![row + slot] = pointer.pointee.unsafelyUnwrapped
+                setState(row, slot, .aside)
             }
         }
     }
@@ -509,27 +640,27 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     /// Writes `value` into slot `slot`, which holds nil, in its field when `T` is the field's type.
     /// `T` is never optional: the callers pass decoded values.
     @inline(__always)
-    package func initialize<T>(_ slot: Int, to value: T) {
+    package func initialize<T>(_ row: Int, _ slot: Int, to value: T) {
         if RowLayout.kind(of: T.self) == kind(slot) {
-            field(slot).initializeMemory(as: T.self, to: value)
-            setState(slot, .inField)
+            field(row, slot).initializeMemory(as: T.self, to: value)
+            setState(row, slot, .inField)
         } else {
-            setValue(value, at: slot)
+            setValue(value, row, at: slot)
         }
     }
 
     /// Empties slot `slot`.
-    func clear(_ slot: Int) {
-        switch state(slot) {
+    func clear(_ row: Int, _ slot: Int) {
+        switch state(row, slot) {
         case State.empty.rawValue: return
-        case State.aside.rawValue: head.pointee.aside?[slot] = nil
+        case State.aside.rawValue: head.pointee.aside?[row + slot] = nil
         default:
             switch kind(slot) {
-            case .string: field(slot).assumingMemoryBound(to: String.self).deinitialize(count: 1)
-            case .any: field(slot).assumingMemoryBound(to: Any.self).deinitialize(count: 1)
+            case .string: field(row, slot).assumingMemoryBound(to: String.self).deinitialize(count: 1)
+            case .any: field(row, slot).assumingMemoryBound(to: Any.self).deinitialize(count: 1)
             default: break
             }
         }
-        setState(slot, .empty)
+        setState(row, slot, .empty)
     }
 }

@@ -49,10 +49,12 @@ struct RowValuesTests {
     }
 
     /// Typed accessors read an object's values in place (`RowValues.exactly(at:_:as:)`), loading
-    /// the storage reference's bits from the values' address: that needs the values to be that one
-    /// reference, and the answers to be `exactly(_:as:)`'s.
+    /// the storage reference's bits from the values' address and the row offset's after them: that
+    /// needs the values to be that reference and a 32-bit offset (12 bytes, which an object's
+    /// layout counts on), and the answers to be `exactly(_:as:)`'s.
     @Test func valuesReadInPlaceAnswerAsACopyDoes() {
-        #expect(MemoryLayout<RowValues>.size == MemoryLayout<UnsafeRawPointer>.size)
+        #expect(MemoryLayout<RowValues>.size == MemoryLayout<UnsafeRawPointer>.size + MemoryLayout<Int32>.size)
+        #expect(MemoryLayout<RowValues?>.size == MemoryLayout<RowValues>.size)
         #expect(MemoryLayout<RowStorage.Header>.offset(of: \RowStorage.Header.layout) == 0, "read by address")
         var values = RowValues(for: Self.layout)
         values[0] = Int64(42)
@@ -187,14 +189,16 @@ struct ObjectAllocationSizeTests {
         let objects = (0..<1024).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
         for object in objects { object.setValue(Int64(1), forKey: "id") }  // values of its own
         // 136 usable bytes: a 144-byte chunk, since each object keeps its places in its context's
-        // object tables (`_tablePositions`, 12 bytes; it was a 128-byte chunk before). One more
-        // stored word past the 4 bytes left moves every object to 160.
+        // object tables (`_tablePositions`, 12 bytes; it was a 128-byte chunk before), and its
+        // values' row offsets (4 bytes each, in the padding after each), its flags in one byte.
+        // Nothing is left: one more stored byte moves every object to 160.
         #expect(try objects.map(usableSize).min()! <= 136)
         let storages = try objects.map { try #require($0._values.storageForTesting) }
-        // Eight attributes in typed fields: 120 bytes with the header (a 128-byte chunk); with the
-        // layout's count and tables copied into the header they took 144 (a 160-byte chunk), as
-        // `Any?` slots 288.
-        #expect(try storages.map(usableSize).min()! <= 120)
+        // Eight attributes in typed fields: 128 bytes with the header (a 144-byte chunk; 120 and a
+        // 128-byte chunk before the header counted rows in use, for storages a fetch's rows
+        // share); with the layout's count and tables copied into the header they took 144 (a
+        // 160-byte chunk), as `Any?` slots 288.
+        #expect(try storages.map(usableSize).min()! <= 136)
     }
 }
 #endif

@@ -324,6 +324,8 @@ extension SQLiteStore {
         // instructions a row, callgrind case 2).
         let onlyNumber = mapping.subentityRange.count == 1 ? mapping.number : nil
         var registration = context._beginFetchRegistration()
+        // The rows' values, in storages of several rows each.
+        var chunks = RowChunks()
         while try statement.step() {
             // Rows mostly share one entity: look its mapping and decoding plan up only when Z_ENT changes.
             let number = onlyNumber ?? statement.int64(1)
@@ -344,7 +346,7 @@ extension SQLiteStore {
                 let rowPlanRef = rowPlan.map({ Unmanaged.passUnretained($0) })
             else { continue }
             let values = rowMappingRef._withUnsafeGuaranteedRef { mapping in
-                rowPlanRef._withUnsafeGuaranteedRef { decodeRow(statement, mapping: mapping, plan: $0, offset: 0) }
+                rowPlanRef._withUnsafeGuaranteedRef { decodeRow(statement, mapping: mapping, plan: $0, offset: 0, in: &chunks) }
             }
             let key = statement.int64(0)
             let object: NSManagedObject

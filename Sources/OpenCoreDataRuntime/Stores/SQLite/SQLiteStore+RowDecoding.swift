@@ -38,20 +38,44 @@ extension SQLiteSchema.EntityMapping {
 
 extension SQLiteStore {
     /// Decodes a row selected with the table's `selectList` (starting at column `offset`) into slots,
-    /// with the mapping's `rowPlan` read once by the caller.
+    /// with the mapping's `rowPlan` read once by the caller, in storage of its own.
     func decodeRow(
         _ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan,
         offset: Int32
     ) -> RowValues {
-        // The plain columns are decoded straight into their typed fields (``RowStorage/initialize(_:to:)``),
-        // over slots that hold nil.
         // Into storage made for this row: it needs no uniqueness check, and is not retained for the
         // loop (making the values unique and then writing did both, a retain and a release a row,
         // callgrind case 2).
-        var values = RowValues(for: plan.rowLayout) { storage in
-            for plain in plan.plainColumns {
-                decodePlain(statement, offset + 3 + plain.column, plain.type, into: storage, slot: plain.slot)
-            }
+        var values = RowValues(for: plan.rowLayout) { row in
+            decodeColumns(statement, mapping: mapping, plan: plan, offset: offset, into: row)
+        }
+        if plan.hasComposites { decodeComposites(statement, mapping, offset: offset, into: &values) }
+        return values
+    }
+
+    /// ``decodeRow(_:mapping:plan:offset:)`` into a row of `chunks` (a fetch's rows): no allocation
+    /// of its own for most rows. Composite attributes are written after the row is made, which a
+    /// shared storage would copy for: their rows get storage of their own.
+    @inline(__always)
+    func decodeRow(
+        _ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan,
+        offset: Int32, in chunks: inout RowChunks
+    ) -> RowValues {
+        if plan.hasComposites { return decodeRow(statement, mapping: mapping, plan: plan, offset: offset) }
+        return RowValues(for: plan.rowLayout, in: &chunks) { row in
+            decodeColumns(statement, mapping: mapping, plan: plan, offset: offset, into: row)
+        }
+    }
+
+    /// Writes a row's columns but the composite attributes' into `row`, whose slots hold nil: the
+    /// plain columns straight into their typed fields (``RowWriter/initialize(_:to:)``).
+    @inline(__always)
+    private func decodeColumns(
+        _ statement: SQLiteStatement, mapping: SQLiteSchema.EntityMapping, plan: SQLiteSchema.EntityMapping.RowPlan,
+        offset: Int32, into row: RowWriter
+    ) {
+        for plain in plan.plainColumns {
+            decodePlain(statement, offset + 3 + plain.column, plain.type, into: row, slot: plain.slot)
         }
         for slot in plan.otherSlots {
             let column = offset + 3 + Int32(slot.column)
@@ -59,9 +83,9 @@ extension SQLiteStore {
             switch slot.kind {
             case .attribute(.transformableAttributeType):
                 let attribute = mapping.entity.layout.properties[slot.slot] as! NSAttributeDescription
-                values[slot.slot] = TransformableValues.value(fromStored: statement.blob(column), attribute: attribute)
+                row.setValue(TransformableValues.value(fromStored: statement.blob(column), attribute: attribute), at: slot.slot)
             case .attribute(let type):
-                values[slot.slot] = decodeAttribute(statement, column, type)
+                row.setValue(decodeAttribute(statement, column, type), at: slot.slot)
             case .toOne(let destination, let entityColumn):
                 var entity = destination
                 if let entityColumn,
@@ -69,11 +93,9 @@ extension SQLiteStore {
                 {
                     entity = concrete
                 }
-                values[slot.slot] = rowID(entity: entity, pk: statement.int64(column))
+                row.setValue(rowID(entity: entity, pk: statement.int64(column)), at: slot.slot)
             }
         }
-        if plan.hasComposites { decodeComposites(statement, mapping, offset: offset, into: &values) }
-        return values
     }
 
     /// Decodes a plain attribute column into `slot`, which holds `nil` (left as it is for NULL).
@@ -87,7 +109,7 @@ extension SQLiteStore {
     /// user (`SQLITE_OPEN_NOMUTEX`; the store serializes its use), before the next step.
     @inline(__always)
     private func decodePlain(
-        _ statement: SQLiteStatement, _ column: Int32, _ type: NSAttributeType, into storage: RowStorage, slot: Int
+        _ statement: SQLiteStatement, _ column: Int32, _ type: NSAttributeType, into storage: RowWriter, slot: Int
     ) {
         guard let value = sqlite3_column_value(statement.handle, column) else { return }
         if type == .stringAttributeType {
