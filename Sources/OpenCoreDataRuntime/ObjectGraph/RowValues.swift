@@ -8,12 +8,13 @@ import Foundation
 /// say) is kept as it was given, on the side, so nothing is converted.
 ///
 /// A value type with copy-on-write storage, like the array it replaces: a snapshot shares an
-/// object's storage until either changes.
+/// object's storage until either changes, and a fetch's rows share storages of several rows
+/// (``RowChunks``), each row copied out before it is written.
 ///
 /// Why: an `Any?` slot is 32 bytes whatever it holds, so a row of the benchmarks' entity (eight
 /// attributes, about 70 bytes of data) took a 288-byte buffer, and making, copying and freeing it
-/// went through `Any`'s value witnesses per slot. Its storage is now 144 bytes, header included
-/// (case 2's peak memory went from 76 to 62 MB at 100,000 rows).
+/// went through `Any`'s value witnesses per slot. A storage of one row is now 144 bytes, header
+/// included (case 2's peak memory went from 76 to 62 MB at 100,000 rows; 54 MB with shared storages).
 package struct RowValues: RandomAccessCollection, MutableCollection {
     package typealias Element = Any?
     package typealias Index = Int
