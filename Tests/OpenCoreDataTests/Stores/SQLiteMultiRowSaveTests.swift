@@ -192,6 +192,45 @@ struct SQLiteMultiRowSaveTests {
         #expect(try raw.value("SELECT ZVALUE FROM ZITEM WHERE ZUID = 30") as? Int64 == 7)
     }
 
+    /// Rows of one statement at different versions: each row's key is checked against its own old
+    /// `Z_OPT` and takes its own values. 150 items, the even ones saved once more; then all 150 changed
+    /// (two UPDATEs of 64 rows, 22 of one) and then all deleted (likewise): each save is written
+    /// once, so no multi-row statement matched fewer rows than it has.
+    @Test func rowsAtDifferentVersionsShareAStatement() throws {
+        let store = try TestStore(NSSQLiteStoreType, model: TestModels.graph())
+        let context = store.newContext()
+        let items = try context.performAndWait { () throws -> [NSManagedObject] in
+            let items = (0..<150).map { insertObject("Item", ["uid": Int64($0), "value": Int32(0)], into: context) }
+            try context.save()
+            for item in items.enumerated() where item.offset % 2 == 0 { item.element.setValue(Int32(1), forKey: "value") }
+            try context.save()
+            return items
+        }
+        let statements = try observe(store)
+        try context.performAndWait {
+            for (index, item) in items.enumerated() { item.setValue(Int32(100 + index), forKey: "value") }
+            try context.save()
+        }
+        #expect(statements().filter { $0.hasPrefix("UPDATE ZITEM") }.map(rows).sorted() == [1, 64])
+        #expect(transactions(statements()) == 1, "written once")
+        let raw = try RawDatabase(try #require(store.url))
+        let written = try raw.rows("SELECT ZUID, ZVALUE, Z_OPT FROM ZITEM ORDER BY ZUID")
+        #expect(written.count == 150)
+        for (index, row) in written.enumerated() {
+            #expect(row[1] as? Int64 == Int64(100 + index), "\(row)")
+            #expect(row[2] as? Int64 == (index % 2 == 0 ? 3 : 2), "\(row)")
+        }
+
+        let deletes = try observe(store)
+        try context.performAndWait {
+            for item in items { context.delete(item) }
+            try context.save()
+        }
+        #expect(deletes().filter { $0.hasPrefix("DELETE FROM ZITEM") }.map(rows).sorted() == [1, 64])
+        #expect(transactions(deletes()) == 1, "written once")
+        #expect(try raw.value("SELECT COUNT(*) FROM ZITEM") as? Int64 == 0)
+    }
+
     /// A unique index the model does not declare (found in the file, so not checked before writing)
     /// refuses row 40 of 100 (a copy of row 10's key): the multi-row INSERT of rows 0–63 is undone, the
     /// save written again a row a statement, and the error names the object, as Core Data's constraint
