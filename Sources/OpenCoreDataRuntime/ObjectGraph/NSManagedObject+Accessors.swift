@@ -5,23 +5,25 @@ import Foundation
 extension NSManagedObject {
     /// Reads a property for a generated accessor. Public for macro expansion only.
     @inline(__always)
-    public final func _ocdGetValue<T>(_ key: ManagedPropertyKey, as type: T.Type = T.self) -> T where T: _ManagedEmptyValue {
+    public final func _ocdGetValue<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type = T.self) -> T
+    where T: _ManagedEmptyValue {
         _ocdGetOptionalValue(key, as: T.self) ?? T._ocdEmpty
     }
 
     /// Reads a property for a generated accessor of a type without an empty value (a to-one of a
     /// non-optional type). A nil value here is a programming error; it traps with the key named.
     @inline(__always)
-    public final func _ocdGetValue<T>(_ key: ManagedPropertyKey, as type: T.Type = T.self) -> T {
+    public final func _ocdGetValue<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type = T.self) -> T {
         guard let value = _ocdGetOptionalValue(key, as: T.self) else {
-            preconditionFailure("OpenCoreData: non-optional property \(key.name) of \(entity.name ?? "?") is nil; declare it optional")
+            preconditionFailure(
+                "OpenCoreData: non-optional property \(key.name) of \(entity.name ?? "?") is nil; declare it optional")
         }
         return value
     }
 
     /// Reads an optional property for a generated accessor. Public for macro expansion only.
     @inline(__always)
-    public final func _ocdGetOptionalValue<T>(_ key: ManagedPropertyKey, as type: T.Type = T.self) -> T? {
+    public final func _ocdGetOptionalValue<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type = T.self) -> T? {
         guard let slot = key.slot(in: _layout) else {
             return ValueConversion.convert(value(forKey: key.name), to: T.self)  // a fetched property, or undefined
         }
@@ -40,7 +42,7 @@ extension NSManagedObject {
 
     /// Writes a property for a generated accessor. Public for macro expansion only.
     @inline(__always)
-    public final func _ocdSetValue<T>(_ value: T, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue<T>(_ value: T, _ key: borrowing ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout) else { return setValue(value, forUndefinedKey: key.name) }
         let notifies = !_keptMethods.contains(.change)  // the defaults do nothing
         if notifies { willChangeValue(forKey: key.name) }
@@ -49,7 +51,7 @@ extension NSManagedObject {
     }
 
     /// Adds objects to a to-many relationship for generated `addToX(_:)` accessors.
-    public final func _ocdAdd(_ objects: [NSManagedObject], _ key: ManagedPropertyKey) {
+    public final func _ocdAdd(_ objects: [NSManagedObject], _ key: borrowing ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout), _layout.relationships[slot]?.isToMany == true else { return }
         willChangeValue(forKey: key.name)
         _addToMany(objects, slot: slot)
@@ -57,7 +59,7 @@ extension NSManagedObject {
     }
 
     /// Removes objects from a to-many relationship for generated `removeFromX(_:)` accessors.
-    public final func _ocdRemove(_ objects: [NSManagedObject], _ key: ManagedPropertyKey) {
+    public final func _ocdRemove(_ objects: [NSManagedObject], _ key: borrowing ManagedPropertyKey) {
         guard let slot = key.slot(in: _layout), _layout.relationships[slot]?.isToMany == true else { return }
         willChangeValue(forKey: key.name)
         _removeFromToMany(objects, slot: slot)

@@ -14,14 +14,14 @@ extension NSManagedObject {
     /// (registers saved, a stack guard for its `Any?`) on every read: about 70 instructions a read,
     /// eight a row in the benchmarks' case 2 (callgrind).
     @inline(__always)
-    private final func _ocdTypedValue<T>(_ key: ManagedPropertyKey, as type: T.Type) -> T? {
+    private final func _ocdTypedValue<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type) -> T? {
         if let value = _ocdFastValue(key, as: T.self) { return value }
         return _ocdTypedValueSlow(key, as: T.self)
     }
 
     /// ``_ocdTypedValue(_:as:)``'s fast path: `nil` when it has no answer.
     @inline(__always)
-    private final func _ocdFastValue<T>(_ key: ManagedPropertyKey, as type: T.Type) -> T?? {
+    private final func _ocdFastValue<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type) -> T?? {
         guard let slot = key.cachedSlot(in: _layout), !_isFault,
             // This class keeps the access notifications (``_keptMethods``, its bit compared in place).
             _layout.keptMethods.load(ordering: .relaxed) & ~UInt(6)
@@ -32,7 +32,7 @@ extension NSManagedObject {
 
     /// Reads an attribute through a typed accessor. Relationships and unknown keys take the generic path.
     @inline(never)
-    private final func _ocdTypedValueSlow<T>(_ key: ManagedPropertyKey, as type: T.Type) -> T? {
+    private final func _ocdTypedValueSlow<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type) -> T? {
         guard let slot = key.slot(in: _layout), _layout.relationships[slot] == nil else {
             return _ocdGetOptionalValue(key, as: T.self)
         }
@@ -61,12 +61,16 @@ extension NSManagedObject {
     /// boxing it in an `Any` (``RowValues/setTyped(_:_:)``), when `canonical` is the attribute's
     /// type; converted otherwise.
     @inline(__always)
-    private final func _ocdSetTyped<T>(_ value: T?, _ canonical: NSAttributeType, _ key: ManagedPropertyKey) {
-        guard let slot = key.slot(in: _layout) else { return setValue(value.map { $0 as Any }, forUndefinedKey: key.name) }
+    private final func _ocdSetTyped<T>(_ value: T?, _ canonical: NSAttributeType, _ key: borrowing ManagedPropertyKey) {
+        guard let slot = key.slot(in: _layout) else {
+            return setValue(value.map { $0 as Any }, forUndefinedKey: key.name)
+        }
         let notifies = !_keptMethods.contains(.change)  // the defaults do nothing
         if notifies { willChangeValue(forKey: key.name) }
         // Derived attributes are read-only: `_setPublicValue` refuses them.
-        if _layout.attributeTypes[slot] == canonical, _layout.derivedSlots.isEmpty || !_layout.derivedSlots.contains(slot) {
+        if _layout.attributeTypes[slot] == canonical,
+            _layout.derivedSlots.isEmpty || !_layout.derivedSlots.contains(slot)
+        {
             if _isFault { _fireFault() }
             _values.setTyped(slot, value)
             _noteChange(slot: slot)
@@ -79,259 +83,278 @@ extension NSManagedObject {
     // MARK: Int16
 
     /// Reads a `Int16` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Int16.Type = Int16.self) -> Int16 {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Int16.Type = Int16.self) -> Int16 {
         _ocdTypedValue(key, as: Int16.self) ?? Int16._ocdEmpty
     }
 
     /// Reads an optional `Int16` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Int16.Type = Int16.self) -> Int16? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Int16.Type = Int16.self)
+        -> Int16?
+    {
         _ocdTypedValue(key, as: Int16.self)
     }
 
     /// Writes a `Int16` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Int16, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Int16, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .integer16AttributeType, key)
     }
 
     /// Writes an optional `Int16` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Int16?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Int16?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .integer16AttributeType, key)
     }
 
     // MARK: Int32
 
     /// Reads a `Int32` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Int32.Type = Int32.self) -> Int32 {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Int32.Type = Int32.self) -> Int32 {
         _ocdTypedValue(key, as: Int32.self) ?? Int32._ocdEmpty
     }
 
     /// Reads an optional `Int32` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Int32.Type = Int32.self) -> Int32? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Int32.Type = Int32.self)
+        -> Int32?
+    {
         _ocdTypedValue(key, as: Int32.self)
     }
 
     /// Writes a `Int32` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Int32, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Int32, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .integer32AttributeType, key)
     }
 
     /// Writes an optional `Int32` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Int32?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Int32?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .integer32AttributeType, key)
     }
 
     // MARK: Int64
 
     /// Reads a `Int64` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Int64.Type = Int64.self) -> Int64 {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Int64.Type = Int64.self) -> Int64 {
         _ocdTypedValue(key, as: Int64.self) ?? Int64._ocdEmpty
     }
 
     /// Reads an optional `Int64` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Int64.Type = Int64.self) -> Int64? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Int64.Type = Int64.self)
+        -> Int64?
+    {
         _ocdTypedValue(key, as: Int64.self)
     }
 
     /// Writes a `Int64` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Int64, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Int64, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .integer64AttributeType, key)
     }
 
     /// Writes an optional `Int64` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Int64?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Int64?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .integer64AttributeType, key)
     }
 
     // MARK: Double
 
     /// Reads a `Double` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Double.Type = Double.self) -> Double {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Double.Type = Double.self) -> Double {
         _ocdTypedValue(key, as: Double.self) ?? Double._ocdEmpty
     }
 
     /// Reads an optional `Double` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Double.Type = Double.self) -> Double? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Double.Type = Double.self)
+        -> Double?
+    {
         _ocdTypedValue(key, as: Double.self)
     }
 
     /// Writes a `Double` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Double, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Double, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .doubleAttributeType, key)
     }
 
     /// Writes an optional `Double` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Double?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Double?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .doubleAttributeType, key)
     }
 
     // MARK: Float
 
     /// Reads a `Float` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Float.Type = Float.self) -> Float {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Float.Type = Float.self) -> Float {
         _ocdTypedValue(key, as: Float.self) ?? Float._ocdEmpty
     }
 
     /// Reads an optional `Float` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Float.Type = Float.self) -> Float? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Float.Type = Float.self)
+        -> Float?
+    {
         _ocdTypedValue(key, as: Float.self)
     }
 
     /// Writes a `Float` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Float, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Float, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .floatAttributeType, key)
     }
 
     /// Writes an optional `Float` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Float?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Float?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .floatAttributeType, key)
     }
 
     // MARK: Bool
 
     /// Reads a `Bool` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Bool.Type = Bool.self) -> Bool {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Bool.Type = Bool.self) -> Bool {
         _ocdTypedValue(key, as: Bool.self) ?? Bool._ocdEmpty
     }
 
     /// Reads an optional `Bool` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Bool.Type = Bool.self) -> Bool? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Bool.Type = Bool.self) -> Bool?
+    {
         _ocdTypedValue(key, as: Bool.self)
     }
 
     /// Writes a `Bool` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Bool, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Bool, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .booleanAttributeType, key)
     }
 
     /// Writes an optional `Bool` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Bool?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Bool?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .booleanAttributeType, key)
     }
 
     // MARK: String
 
     /// Reads a `String` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: String.Type = String.self) -> String {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: String.Type = String.self) -> String {
         _ocdTypedValue(key, as: String.self) ?? String._ocdEmpty
     }
 
     /// Reads an optional `String` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: String.Type = String.self) -> String? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: String.Type = String.self)
+        -> String?
+    {
         _ocdTypedValue(key, as: String.self)
     }
 
     /// Writes a `String` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: String, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: String, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .stringAttributeType, key)
     }
 
     /// Writes an optional `String` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: String?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: String?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .stringAttributeType, key)
     }
 
     // MARK: Date
 
     /// Reads a `Date` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Date.Type = Date.self) -> Date {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Date.Type = Date.self) -> Date {
         _ocdTypedValue(key, as: Date.self) ?? Date._ocdEmpty
     }
 
     /// Reads an optional `Date` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Date.Type = Date.self) -> Date? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Date.Type = Date.self) -> Date?
+    {
         _ocdTypedValue(key, as: Date.self)
     }
 
     /// Writes a `Date` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Date, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Date, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .dateAttributeType, key)
     }
 
     /// Writes an optional `Date` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Date?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Date?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .dateAttributeType, key)
     }
 
     // MARK: Data
 
     /// Reads a `Data` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Data.Type = Data.self) -> Data {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Data.Type = Data.self) -> Data {
         _ocdTypedValue(key, as: Data.self) ?? Data._ocdEmpty
     }
 
     /// Reads an optional `Data` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Data.Type = Data.self) -> Data? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Data.Type = Data.self) -> Data?
+    {
         _ocdTypedValue(key, as: Data.self)
     }
 
     /// Writes a `Data` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Data, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Data, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .binaryDataAttributeType, key)
     }
 
     /// Writes an optional `Data` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Data?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Data?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .binaryDataAttributeType, key)
     }
 
     // MARK: UUID
 
     /// Reads a `UUID` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: UUID.Type = UUID.self) -> UUID {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: UUID.Type = UUID.self) -> UUID {
         _ocdTypedValue(key, as: UUID.self) ?? UUID._ocdEmpty
     }
 
     /// Reads an optional `UUID` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: UUID.Type = UUID.self) -> UUID? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: UUID.Type = UUID.self) -> UUID?
+    {
         _ocdTypedValue(key, as: UUID.self)
     }
 
     /// Writes a `UUID` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: UUID, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: UUID, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .UUIDAttributeType, key)
     }
 
     /// Writes an optional `UUID` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: UUID?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: UUID?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .UUIDAttributeType, key)
     }
 
     // MARK: Decimal
 
     /// Reads a `Decimal` property. Public for macro expansion only.
-    public final func _ocdGetValue(_ key: ManagedPropertyKey, as type: Decimal.Type = Decimal.self) -> Decimal {
+    public final func _ocdGetValue(_ key: borrowing ManagedPropertyKey, as type: Decimal.Type = Decimal.self) -> Decimal
+    {
         _ocdTypedValue(key, as: Decimal.self) ?? Decimal._ocdEmpty
     }
 
     /// Reads an optional `Decimal` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: Decimal.Type = Decimal.self) -> Decimal? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: Decimal.Type = Decimal.self)
+        -> Decimal?
+    {
         _ocdTypedValue(key, as: Decimal.self)
     }
 
     /// Writes a `Decimal` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Decimal, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Decimal, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .decimalAttributeType, key)
     }
 
     /// Writes an optional `Decimal` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: Decimal?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: Decimal?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .decimalAttributeType, key)
     }
 
     // MARK: URL
 
     /// Reads an optional `URL` property. Public for macro expansion only.
-    public final func _ocdGetOptionalValue(_ key: ManagedPropertyKey, as type: URL.Type = URL.self) -> URL? {
+    public final func _ocdGetOptionalValue(_ key: borrowing ManagedPropertyKey, as type: URL.Type = URL.self) -> URL? {
         _ocdTypedValue(key, as: URL.self)
     }
 
     /// Writes a `URL` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: URL, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: URL, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .URIAttributeType, key)
     }
 
     /// Writes an optional `URL` property. Public for macro expansion only.
-    public final func _ocdSetValue(_ value: URL?, _ key: ManagedPropertyKey) {
+    public final func _ocdSetValue(_ value: URL?, _ key: borrowing ManagedPropertyKey) {
         _ocdSetTyped(value, .URIAttributeType, key)
     }
 }
