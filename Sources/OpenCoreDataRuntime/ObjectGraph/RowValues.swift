@@ -304,12 +304,20 @@ package final class RowLayout: @unchecked Sendable {
             default: .any
             }
         }
+        // Fields are laid out widest alignment first (slots in order within each alignment), so
+        // that no field waits for padding after a narrower one: in the model's order the
+        // benchmarks' entity (an Int16 and a Bool between 8-byte fields) took 88 bytes a row, 80
+        // this way, and a large fetch's rows are about a third of its memory.
         var offset = (kinds.count + 7) & ~7
-        var offsets: [Int] = []
-        for kind in kinds {
-            let (size, alignment) = Self.sizeAndAlignment(kind)
+        var offsets = [Int](repeating: 0, count: kinds.count)
+        let byAlignment = kinds.indices.sorted { a, b in
+            let (alignmentA, alignmentB) = (Self.sizeAndAlignment(kinds[a]).1, Self.sizeAndAlignment(kinds[b]).1)
+            return alignmentA != alignmentB ? alignmentA > alignmentB : a < b
+        }
+        for slot in byAlignment {
+            let (size, alignment) = Self.sizeAndAlignment(kinds[slot])
             offset = (offset + alignment - 1) / alignment * alignment
-            offsets.append(offset)
+            offsets[slot] = offset
             offset += size
         }
         let references = kinds.indices.filter { kinds[$0] == .string || kinds[$0] == .any }
