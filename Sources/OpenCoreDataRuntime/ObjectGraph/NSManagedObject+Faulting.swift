@@ -5,7 +5,7 @@ extension NSManagedObject {
     package func _fireFault() {
         guard _isFault else { return }
         // A fault from a batched fetch loads its whole batch (again, if it was turned back into a fault).
-        if _snapshot == nil, let batch = _fetchBatch, batch.load(containing: self) { return }
+        if !_hasSnapshot, let batch = _fetchBatch, batch.load(containing: self) { return }
         if let snapshot = _snapshot {
             _values = snapshot
             _isFault = false

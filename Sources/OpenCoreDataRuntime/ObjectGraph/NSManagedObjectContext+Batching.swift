@@ -69,9 +69,14 @@ package final class FetchBatchLoader {
         loaded.removeAll { $0 == batch }
         loaded.append(batch)
         while loaded.count > window {
-            for row in rows(of: loaded.removeFirst()) {
+            // The objects turned back into faults load their batch again when used: loading it
+            // gave them snapshots, which took the place of their batch (``NSManagedObject/_fetchBatch``).
+            let evicted = loaded.removeFirst()
+            let batch = FetchBatch(loader: self, index: evicted)
+            for row in rows(of: evicted) {
                 guard let old = context._registeredObject(references, at: row), old !== object, !old.hasChanges else { continue }
                 old._turnIntoFault()
+                old._fetchBatch = batch
             }
         }
         return withExtendedLifetime(fetched) { !object._isFault }
@@ -106,7 +111,7 @@ extension NSManagedObjectContext {
     /// are not plain faults (realized, holding a snapshot, or in a batch already) are left alone.
     package func _batchFaults(_ objects: [NSManagedObject], entity: NSEntityDescription) {
         let faults = objects.filter { object in
-            object._isFault && object._snapshot == nil && object._fetchBatch == nil && !object._hasTemporaryID
+            object._isFault && !object._hasSnapshot && object._fetchBatch == nil && !object._hasTemporaryID
         }
         guard faults.count > 1 else { return }
         let batchSize = Self.relationshipFaultBatchSize
@@ -139,7 +144,7 @@ extension NSManagedObjectContext {
         for index in 0..<references.count {
             if index % batchSize == 0 { batch = FetchBatch(loader: loader, index: index / batchSize) }
             let object = _object(references, at: index, offer: &offer)
-            if object._isFault, object._snapshot == nil { object._fetchBatch = batch }
+            if object._isFault, !object._hasSnapshot { object._fetchBatch = batch }
             results.append(object)
         }
         return results

@@ -59,11 +59,11 @@ extension NSManagedObjectContext {
             guard let slot = source._layout.indexByName[relationship.name] else { continue }
             let id: NSManagedObjectID?
             switch source._values[slot] {
-            case let object as NSManagedObject: id = object._isFault && object._snapshot == nil ? object.objectID : nil
+            case let object as NSManagedObject: id = object._isFault && !object._hasSnapshot ? object.objectID : nil
             case let objectID as NSManagedObjectID: id = objectID
             default: id = nil
             }
-            guard let id, !id.isTemporaryID, registeredObject(for: id).map({ $0._isFault && $0._snapshot == nil }) ?? true,
+            guard let id, !id.isTemporaryID, registeredObject(for: id).map({ $0._isFault && !$0._hasSnapshot }) ?? true,
                   seen.insert(id).inserted else { continue }
             missing.append(id)
         }
@@ -140,7 +140,7 @@ extension NSManagedObjectContext {
         var seen = Set<NSManagedObjectID>()
         for ids in batch.destinations.values {
             for id in ids where batch.nodes[id] == nil && seen.insert(id).inserted {
-                if registeredObject(for: id).map({ $0._isFault && $0._snapshot == nil }) ?? true { missing.append(id) }
+                if registeredObject(for: id).map({ $0._isFault && !$0._hasSnapshot }) ?? true { missing.append(id) }
             }
         }
         if !missing.isEmpty, let destination = relationship.destinationEntity {

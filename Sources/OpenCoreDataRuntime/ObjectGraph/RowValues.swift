@@ -21,10 +21,11 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     package typealias Indices = Range<Int>
 
     private var storage: RowStorage?
-    /// The row's offset in `storage` (0 but in a storage shared by a fetch's rows, ``RowChunks``).
-    /// 32 bits: a storage is at most ``RowChunks/maximumRows`` rows, and the values are then 12
-    /// bytes, whose last 4 an object fills with a field of its own (``NSManagedObject``'s layout).
-    private var row: Int32 = 0
+    /// The row's byte offset in `storage` (0 but in a storage shared by a fetch's rows,
+    /// ``RowChunks``, which keeps every offset below 65,536: ``RowLayout/maximumSharedRows``).
+    /// 16 bits: the values are then 10 bytes, whose last 6 an object fills with fields of its own
+    /// (``NSManagedObject``'s layout).
+    private var row: UInt16 = 0
 
     /// No values (a fault's, before it is filled).
     package init() { storage = nil }
@@ -51,8 +52,20 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
         let (storage, row) = chunks.newRow(layout)
         try body(RowWriter(storage: Unmanaged.passUnretained(storage), row: row))
         self.storage = storage
-        self.row = Int32(truncatingIfNeeded: row)
+        self.row = UInt16(row)  // below 65,536 by construction (`RowChunks`)
     }
+
+    /// Values made of the parts ``parts()`` took apart.
+    @inline(__always)
+    package init(storage: RowStorage?, row: UInt16) {
+        self.storage = storage
+        self.row = row
+    }
+
+    /// The storage and row offset, for a holder that keeps them in fields of its own
+    /// (``NSManagedObject``'s snapshot, whose reference field also holds a fetch batch).
+    @inline(__always)
+    package consuming func parts() -> (storage: RowStorage?, row: UInt16) { (storage, row) }
 
     package var startIndex: Int { 0 }
     package var endIndex: Int { storage?.count ?? 0 }
@@ -169,7 +182,7 @@ package struct RowValues: RandomAccessCollection, MutableCollection {
     /// The row offset of the values at `address`, read in place.
     @inline(__always)
     private static func row(at address: UnsafePointer<RowValues>) -> Int {
-        Int(UnsafeRawPointer(address).load(fromByteOffset: MemoryLayout<RowStorage?>.stride, as: Int32.self))
+        Int(UnsafeRawPointer(address).load(fromByteOffset: MemoryLayout<RowStorage?>.stride, as: UInt16.self))
     }
 
     /// `body` on `storage`, borrowed, if `slot` is one of its slots; else `nil`.
@@ -258,9 +271,10 @@ package struct RowChunks {
     @inline(never)
     private mutating func newStorage(_ layout: RowLayout) -> (RowStorage, Int) {
         if let current, !current.hasLayout(layout) { nextCapacity = 1 }  // another entity's rows
-        let storage = RowStorage.make(layout, capacity: nextCapacity)
+        let capacity = min(nextCapacity, layout.maximumSharedRows)
+        let storage = RowStorage.make(layout, capacity: capacity)
         current = storage
-        left = nextCapacity &- 1
+        left = capacity &- 1
         nextCapacity = min(nextCapacity &* 2, Self.maximumRows)
         return (storage, storage.appendRow(layout))
     }
@@ -289,6 +303,9 @@ package final class RowLayout: @unchecked Sendable {
     let referenceCount: Int
     /// Bytes of the state bytes and fields, a multiple of 8.
     let byteCount: Int
+    /// The most rows a storage shared by a fetch's rows holds (``RowChunks/maximumRows``, fewer
+    /// for rows so wide that a row's offset would not fit the 16 bits ``RowValues`` keeps it in).
+    let maximumSharedRows: Int
 
     package init(attributeTypes: [NSAttributeType?]) {
         let kinds: [Kind] = attributeTypes.map { type in
@@ -323,6 +340,7 @@ package final class RowLayout: @unchecked Sendable {
         let references = kinds.indices.filter { kinds[$0] == .string || kinds[$0] == .any }
         count = kinds.count
         byteCount = (offset + 7) & ~7
+        maximumSharedRows = byteCount == 0 ? RowChunks.maximumRows : max(1, min(RowChunks.maximumRows, 65_536 / byteCount))
         referenceCount = references.count
         self.kinds = Self.buffer(kinds)
         self.offsets = Self.buffer(offsets)

@@ -53,6 +53,10 @@ struct BatchedFetchTests {
             #expect(statements.count == 11, "one statement per batch of 100")
             #expect(results.filter { !$0.isFault }.count <= 200, "older batches turned back into faults")
             #expect(results[0].value(forKey: "value") as? Int32 == 0, "and fire again when read")
+            // Loading a batch gives its objects snapshots, which take the place of their batch in
+            // the object: turned back into faults, they get it back, and load it whole again.
+            #expect(statements.count == 12, "one statement for the batch read again")
+            #expect(results[1..<100].allSatisfy { !$0.isFault }, "the whole batch loaded again")
             #expect(LifetimeTracker.live(item) == 1_000)
         }
         #expect(LifetimeTracker.live(item) == 0, "objects the caller drops are released")

@@ -50,10 +50,10 @@ struct RowValuesTests {
 
     /// Typed accessors read an object's values in place (`RowValues.exactly(at:_:as:)`), loading
     /// the storage reference's bits from the values' address and the row offset's after them: that
-    /// needs the values to be that reference and a 32-bit offset (12 bytes, which an object's
+    /// needs the values to be that reference and a 16-bit offset (10 bytes, which an object's
     /// layout counts on), and the answers to be `exactly(_:as:)`'s.
     @Test func valuesReadInPlaceAnswerAsACopyDoes() {
-        #expect(MemoryLayout<RowValues>.size == MemoryLayout<UnsafeRawPointer>.size + MemoryLayout<Int32>.size)
+        #expect(MemoryLayout<RowValues>.size == MemoryLayout<UnsafeRawPointer>.size + MemoryLayout<UInt16>.size)
         #expect(MemoryLayout<RowValues?>.size == MemoryLayout<RowValues>.size)
         #expect(MemoryLayout<RowStorage.Header>.offset(of: \RowStorage.Header.layout) == 0, "read by address")
         var values = RowValues(for: Self.layout)
@@ -138,6 +138,25 @@ struct RowValuesTests {
         #expect(item.value(forKey: "uid") as? Int64 == 4)
         #expect(item.committedValues(forKeys: ["uid"])["uid"] as? Int64 == 3)
     }
+
+    /// A fetch's rows share storages (`RowChunks`), and a row's values keep its byte offset in 16
+    /// bits: rows so wide that 64 of them pass 65,535 bytes share a storage with fewer others (a
+    /// row of 300 strings, about 5 KB: 12 a storage), and a row wider than that has one of its own.
+    @Test(arguments: [300, 5_000])
+    func wideRowsOfAFetchKeepTheirOwnValues(strings: Int) {
+        let layout = RowLayout(attributeTypes: Array(repeating: .stringAttributeType, count: strings))
+        var chunks = RowChunks()
+        let rows = (0..<100).map { row in
+            RowValues(for: layout, in: &chunks) { writer in
+                writer.initialize(0, to: "first \(row)")
+                writer.initialize(strings - 1, to: "last \(row)")
+            }
+        }
+        for (row, values) in rows.enumerated() {
+            #expect(values[0] as? String == "first \(row)" && values[strings - 1] as? String == "last \(row)")
+            #expect(values[1] == nil)
+        }
+    }
 }
 
 /// The changed-slot set keeps slots below 64 in a word of its own and the others in an array.
@@ -188,11 +207,11 @@ struct ObjectAllocationSizeTests {
         // use up such chunks, while a larger object makes every allocation larger.
         let objects = (0..<1024).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
         for object in objects { object.setValue(Int64(1), forKey: "id") }  // values of its own
-        // 136 usable bytes: a 144-byte chunk, since each object keeps its places in its context's
-        // object tables (`_tablePositions`, 12 bytes; it was a 128-byte chunk before), and its
-        // values' row offsets (4 bytes each, in the padding after each), its flags in one byte.
-        // Nothing is left: one more stored byte moves every object to 160.
-        #expect(try objects.map(usableSize).min()! <= 136)
+        // 120 usable bytes: a 128-byte chunk, with the object's places in its context's object
+        // tables (12 bytes), its values' and snapshot's row offsets (16 bits each, in padding) and
+        // its flags in one byte; the snapshot's reference also holds a fault's fetch batch. With a
+        // field for the batch and 32-bit row offsets it was a 144-byte chunk. One byte is left.
+        #expect(try objects.map(usableSize).min()! <= 120)
         let storages = try objects.map { try #require($0._values.storageForTesting) }
         // Eight attributes in typed fields, widest first (the Int16 and the Bool last, not
         // padded out between 8-byte fields): 120 bytes with the header, a 128-byte chunk. In the
