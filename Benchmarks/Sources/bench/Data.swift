@@ -23,6 +23,22 @@ struct ItemValues {
         note = i % 3 == 0 ? nil : "note \(i)"
     }
 
+    /// Values read back from a row: the fields and nothing else (raw's and GRDB SQL's case 2 made
+    /// `ItemValues(0)` first, formatting two strings a row that were thrown away).
+    init(
+        id: Int64, name: String, rank: Int16, score: Double, weight: Double, createdAt: Double, flag: Bool,
+        note: String?
+    ) {
+        self.id = id
+        self.name = name
+        self.rank = rank
+        self.score = score
+        self.weight = weight
+        self.createdAt = createdAt
+        self.flag = flag
+        self.note = note
+    }
+
     /// What case 2 folds every attribute into, to check that all libraries read the same values.
     static func checksum(
         id: Int64, name: String, rank: Int16, score: Double, weight: Double, createdAt: Double, flag: Bool,

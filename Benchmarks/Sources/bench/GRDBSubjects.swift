@@ -362,15 +362,9 @@ struct GRDBSQLSubject: Subject {
                     let cursor = try Row.fetchCursor(
                         db, sql: "SELECT pk, id, name, rank, score, weight, createdAt, flag, note FROM item")
                     while let row = try cursor.next() {
-                        var v = ItemValues(0)
-                        v.id = row[1]
-                        v.name = row[2]
-                        v.rank = row[3]
-                        v.score = row[4]
-                        v.weight = row[5]
-                        v.createdAt = row[6]
-                        v.flag = row[7]
-                        v.note = row[8]
+                        let v = ItemValues(
+                            id: row[1], name: row[2], rank: row[3], score: row[4], weight: row[5], createdAt: row[6],
+                            flag: row[7], note: row[8])
                         rows.append((row[0], v))
                     }
                     return rows

@@ -74,15 +74,11 @@ struct RawSubject: Subject {
                     "SELECT pk, id, name, rank, score, weight, createdAt, flag, note FROM item")
                 var rows: [(pk: Int64, values: ItemValues)] = []
                 while try select.step() {
-                    var v = ItemValues(0)
-                    v.id = select.int64(1)
-                    v.name = select.text(2) ?? ""
-                    v.rank = Int16(truncatingIfNeeded: select.int64(3))
-                    v.score = select.double(4)
-                    v.weight = select.double(5)
-                    v.createdAt = select.double(6)
-                    v.flag = select.int64(7) != 0
-                    v.note = select.text(8)
+                    let v = ItemValues(
+                        id: select.int64(1), name: select.text(2) ?? "",
+                        rank: Int16(truncatingIfNeeded: select.int64(3)),
+                        score: select.double(4), weight: select.double(5), createdAt: select.double(6),
+                        flag: select.int64(7) != 0, note: select.text(8))
                     rows.append((select.int64(0), v))
                 }
                 var check: Int64 = 0
