@@ -43,8 +43,8 @@ open class NSManagedObject: NSObject {
     // 16-bit row offset) leave 6 bytes that the validation slot and the change counter fill; the
     // snapshot's row offset, the flags and one table place fill the 8 bytes after its reference;
     // two table places follow the changed slots. So the object is a 128-byte allocation (120
-    // usable; a test checks): as a 144-byte one, case 2 of the benchmarks took about 2% longer
-    // (and an object 48 bytes larger, 6% longer).
+    // usable; a test checks). Case 2 of the benchmarks follows memory: 48 bytes more an object
+    // took 6% longer; the 144-byte object with the rows' older layout, 6% longer than now.
     /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
     /// default `validateValue(_:forKey:)` finds it without a lookup by name.
     @exclusivity(unchecked) private var _validationSlot16: Int16 = -1
@@ -109,7 +109,8 @@ open class NSManagedObject: NSObject {
     package final var _snapshot: RowValues? {
         @inline(__always) get {
             guard _flag(Self.hasSnapshot) else { return nil }
-            return RowValues(storage: _snapshotOrBatch.map { unsafeDowncast($0, to: RowStorage.self) }, row: _snapshotRow)
+            let storage = _snapshotOrBatch.map { unsafeDowncast($0, to: RowStorage.self) }
+            return RowValues(storage: storage, row: _snapshotRow)
         }
         @inline(__always) set {
             if let newValue {

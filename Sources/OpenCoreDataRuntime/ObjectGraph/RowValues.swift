@@ -340,7 +340,8 @@ package final class RowLayout: @unchecked Sendable {
         let references = kinds.indices.filter { kinds[$0] == .string || kinds[$0] == .any }
         count = kinds.count
         byteCount = (offset + 7) & ~7
-        maximumSharedRows = byteCount == 0 ? RowChunks.maximumRows : max(1, min(RowChunks.maximumRows, 65_536 / byteCount))
+        maximumSharedRows =
+            byteCount == 0 ? RowChunks.maximumRows : max(1, min(RowChunks.maximumRows, 65_536 / byteCount))
         referenceCount = references.count
         self.kinds = Self.buffer(kinds)
         self.offsets = Self.buffer(offsets)
