@@ -60,7 +60,7 @@ extension NSMergePolicy {
                 } else if let destination = loser._toOne(slot: slot) {
                     loser._setToOne(nil, slot: slot)
                     let takeLosers = survivor._toOne(slot: target) == nil
-                        || (loserWins && (loser._isInserted || loser._changedSlots.contains(slot)))
+                        || (loserWins && (loser._isInserted || loser._changedSlotsContain(slot)))
                     if takeLosers { survivor._setToOne(destination, slot: target) }
                 }
                 continue
@@ -70,7 +70,7 @@ extension NSMergePolicy {
             let take: Bool
             switch mergeType {
             case .mergeByPropertyStoreTrumpMergePolicyType: take = existing == nil && value != nil
-            case .mergeByPropertyObjectTrumpMergePolicyType: take = loser._changedSlots.contains(slot)
+            case .mergeByPropertyObjectTrumpMergePolicyType: take = loser._changedSlotsContain(slot)
             case .overwriteMergePolicyType: take = true
             default: take = false
             }
@@ -110,7 +110,7 @@ extension NSMergePolicy {
         for (slot, property) in layout.properties.enumerated() {
             let isToMany = layout.relationships[slot]?.isToMany ?? false
             if isToMany || property.isTransient {
-                if object._changedSlots.contains(slot) {
+                if object._changedSlotsContain(slot) {
                     if mergeType == .rollbackMergePolicyType, isToMany {
                         object._values[slot] = nil  // reloads from the store on next access
                     } else {
@@ -123,7 +123,7 @@ extension NSMergePolicy {
             stored[slot] = storeValue
             let base = object._snapshot.flatMap { slot < $0.count ? $0[slot] : nil }
             let ours = object._snapshotValue(slot: slot)
-            let weChanged = object._changedSlots.contains(slot)
+            let weChanged = object._changedSlotsContain(slot)
             let theyChanged = !_sameValue(base, storeValue)
             let keepOurs: Bool
             switch mergeType {

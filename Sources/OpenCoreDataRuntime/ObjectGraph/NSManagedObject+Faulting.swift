@@ -54,7 +54,7 @@ extension NSManagedObject {
         willTurnIntoFault()
         _values = RowValues()
         _snapshot = nil
-        _changedSlots.removeAll()
+        _clearChangedSlots()
         _dropFetchedPropertyValues()
         _isFault = true
         didTurnIntoFault()

@@ -192,7 +192,7 @@ extension NSManagedObject {
     package func _noteChange(slot: Int, notifying: Bool = true) {
         if _isAwakingFromFetch { return }  // change tracking is off in awakeFromFetch()
         if notifying { _notifiedChangeCount &+= 1 }
-        _changedSlots.insert(slot)
+        _insertChangedSlot(slot)
         if !_isInserted, !_isDeleted, let link = _contextLink { link.noteChanged(self) }
     }
 

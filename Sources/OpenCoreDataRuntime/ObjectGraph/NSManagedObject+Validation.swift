@@ -109,7 +109,7 @@ extension NSManagedObject {
                 let relationship = layout.relationships[slot]
                 if let relationship, relationship.isToMany {
                     guard !relationship.isTransient, relationship.hasCountBounds else { continue }
-                    if !_isInserted, !_changedSlots.contains(slot) { continue }
+                    if !_isInserted, !_changedSlotsContain(slot) { continue }
                 }
                 if checksInPlace, relationship == nil, _attributePassesInPlace(slot, layout) { continue }
                 if let relationship {

@@ -22,50 +22,50 @@ open class NSManagedObject: NSObject {
     // these properties opt out of Swift's run-time exclusivity checks: a check per access was about
     // a tenth of the benchmarks' instructions (callgrind, cases 1, 2 and 5).
     package let _layout: EntityLayout
-    /// The object's ID; `nil` until its ID is first asked for, for a fault a fetch made
-    /// (``makeFault(class:row:context:)``) and an object saved since: its row is then `_rowKey` of
-    /// `_rowStore`; and for a new object: its temporary ID's number is then `_rowKey` (and
-    /// `_rowStore` is `nil`). A fetched object's ID was an allocation of its own, about 600
+    /// The object's ID once made (``_madeObjectID``); until then the ``ObjectIDStore`` of its row
+    /// (``_rowStore``) for a fault a fetch made (``makeFault(class:row:context:)``) and an object
+    /// saved since, whose row is `_rowKey` of that store; or `nil` for a new object, whose temporary
+    /// ID's number is then `_rowKey`. A fetched object's ID was an allocation of its own, about 600
     /// instructions and 80 bytes a row, and most fetched objects are never asked for theirs; a new
-    /// object's temporary ID was made at insert and replaced at save.
-    @exclusivity(unchecked) private var _madeObjectID: NSManagedObjectID?
+    /// object's temporary ID was made at insert and replaced at save. One field for the ID and the
+    /// store, told apart by the class of what it holds (an object has one or the other): with two,
+    /// the object did not fit a 112-byte allocation.
+    @exclusivity(unchecked) private var _identity: AnyObject?
     /// The primary key of a fetched or saved row, or a new object's temporary ID's number, while
-    /// its ID is not made (see `_madeObjectID`).
+    /// its ID is not made (see `_identity`).
     @exclusivity(unchecked) private var _rowKey: Int64 = 0
-    /// The store of a fetched row whose ID is made lazily (see `_madeObjectID`).
-    @exclusivity(unchecked) package private(set) var _rowStore: ObjectIDStore?
     /// The object's context and its registry (see ``ContextLink``); `nil` for an object of no context.
     @exclusivity(unchecked) package var _contextLink: ContextLink?
     /// Current values, one per slot; empty while the object is a fault.
     @exclusivity(unchecked) package var _values = RowValues()
     // The fields from here on are ordered to fill each other's padding: Swift lays stored
     // properties out in order, each at its own alignment. The values (10 bytes: a reference and a
-    // 16-bit row offset) leave 6 bytes that the validation slot and the change counter fill; the
-    // snapshot's row offset, the flags and one table place fill the 8 bytes after its reference;
-    // two table places follow the changed slots. So the object is a 128-byte allocation (120
+    // 16-bit row offset) leave 6 bytes that the validation slot, the change counter and the flags
+    // fill; the snapshot's row offset and one table place fill the 8 bytes after its reference;
+    // two table places follow the changed slots. So the object is a 112-byte allocation (104
     // usable; a test checks). Case 2 of the benchmarks follows memory: 48 bytes more an object
-    // took 6% longer; the 144-byte object with the rows' older layout, 6% longer than now.
+    // took 6% longer.
     /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
     /// default `validateValue(_:forKey:)` finds it without a lookup by name.
     @exclusivity(unchecked) private var _validationSlot16: Int16 = -1
-    @exclusivity(unchecked) private var _notifiedChangeCount32: Int32 = 0
+    @exclusivity(unchecked) private var _notifiedChangeCount16: UInt16 = 0
+    /// The flags below, one bit each: five `Bool`s took five bytes, and with them the object did not
+    /// fit its allocation.
+    @exclusivity(unchecked) private var _flags: UInt8 = 0
     /// The snapshot's storage (``_snapshot``, when flag `hasSnapshot` is set), or the fault's fetch
     /// batch (``_fetchBatch``, when flag `hasBatch` is set), or `nil`. One field for both: a fault
     /// in a batch has no snapshot, and a fault with a snapshot fires from it without its batch.
     @exclusivity(unchecked) private var _snapshotOrBatch: AnyObject?
     /// The snapshot's row offset in its storage.
     @exclusivity(unchecked) private var _snapshotRow: UInt16 = 0
-    /// The flags below, one bit each: five `Bool`s took five bytes, and with them the object did not
-    /// fit its allocation.
-    @exclusivity(unchecked) private var _flags: UInt8 = 0
     /// The object's places in its context's inserted, changed and deleted tables (``ObjectTable``),
     /// -1 before it was first added to one: hints, checked against the table. (The tables no
     /// longer keep a dictionary of 16-byte entries with room to spare for each object they hold.)
     @exclusivity(unchecked) private var _insertedTablePosition: Int32 = -1
     /// The store's version of the row (`Z_OPT`).
     @exclusivity(unchecked) package var _version: Int64 = 0
-    /// Slots changed since the last save.
-    @exclusivity(unchecked) package var _changedSlots = SlotSet()
+    /// Slots 0 to 63 of ``_changedSlots``; any others are kept aside (``WideChangedSlots``).
+    @exclusivity(unchecked) private var _changedLow: UInt64 = 0
     @exclusivity(unchecked) private var _changedTablePosition: Int32 = -1
     @exclusivity(unchecked) private var _deletedTablePosition: Int32 = -1
 
@@ -99,9 +99,60 @@ open class NSManagedObject: NSObject {
         @inline(__always) get { _flag(16) }
         @inline(__always) set { _setFlag(16, newValue) }
     }
-    /// Flags: `_snapshotOrBatch` holds the snapshot's storage, or a fetch batch.
+    /// Flags: `_snapshotOrBatch` holds the snapshot's storage, or a fetch batch; changed slots past
+    /// 63 are kept aside (``WideChangedSlots``).
     private static let hasSnapshot: UInt8 = 32
     private static let hasBatch: UInt8 = 64
+    private static let hasWideChanges: UInt8 = 128
+
+    /// Slots changed since the last save.
+    package final var _changedSlots: SlotSet {
+        get {
+            SlotSet(low: _changedLow, high: _flag(Self.hasWideChanges) ? WideChangedSlots.words(of: self) : [])
+        }
+        set {
+            _changedLow = newValue.lowWord
+            let high = newValue.highWords
+            if high.contains(where: { $0 != 0 }) {
+                WideChangedSlots.set(high, of: self)
+                _setFlag(Self.hasWideChanges, true)
+            } else if _flag(Self.hasWideChanges) {
+                WideChangedSlots.remove(self)
+                _setFlag(Self.hasWideChanges, false)
+            }
+        }
+    }
+
+    /// Adds `slot` to ``_changedSlots``: slots below 64 (every slot of most entities) in place.
+    @inline(__always)
+    package final func _insertChangedSlot(_ slot: Int) {
+        if slot >= 0, slot < 64 {
+            _changedLow |= 1 << UInt64(slot)
+        } else {
+            _changedSlots.insert(slot)
+        }
+    }
+
+    /// Whether any slot changed since the last save (``_changedSlots`` is not empty).
+    package final var _hasChangedSlots: Bool { _changedLow != 0 || _flag(Self.hasWideChanges) }
+
+    /// Whether `slot` changed since the last save: a slot below 64 without making the set (the
+    /// save asks this of every column of every changed object).
+    @inline(__always)
+    package final func _changedSlotsContain(_ slot: Int) -> Bool {
+        if slot >= 0, slot < 64 { return _changedLow & (1 << UInt64(slot)) != 0 }
+        return _flag(Self.hasWideChanges) && _changedSlots.contains(slot)
+    }
+
+    /// Empties ``_changedSlots``.
+    @inline(__always)
+    package final func _clearChangedSlots() {
+        _changedLow = 0
+        if _flag(Self.hasWideChanges) {
+            WideChangedSlots.remove(self)
+            _setFlag(Self.hasWideChanges, false)
+        }
+    }
 
     /// Values as last saved or fetched (to-one slots hold `NSManagedObjectID?`); `nil` for new
     /// objects. Setting `nil` leaves a fault's fetch batch (``_fetchBatch``) in place; setting
@@ -161,8 +212,10 @@ open class NSManagedObject: NSObject {
     /// `setPrimitiveValue`; the save re-runs `willSave()` on objects whose count moved (see
     /// `NSManagedObjectContext+Lifecycle.swift`).
     package final var _notifiedChangeCount: Int {
-        get { Int(_notifiedChangeCount32) }
-        set { _notifiedChangeCount32 = Int32(truncatingIfNeeded: newValue) }  // compared for equality only
+        get { Int(_notifiedChangeCount16) }
+        // Compared for equality only, before and after an object's `willSave()`: 16 bits miss a
+        // change only if exactly a multiple of 65,536 changes are made in between.
+        set { _notifiedChangeCount16 = UInt16(truncatingIfNeeded: newValue) }
     }
     /// The slot `validateForInsert()`/`validateForUpdate()` is validating (-1: none), so that the
     /// default `validateValue(_:forKey:)` finds it without a lookup by name.
@@ -189,12 +242,12 @@ open class NSManagedObject: NSObject {
         let isFault: Bool
         switch FaultConstruction.take(for: entity) {
         case .objectID(let id):
-            _madeObjectID = id.takeUnretainedValue()
+            _identity = id.takeUnretainedValue()
             isFault = true
         case .row(let offer):
             let (key, store) = offer._withUnsafeGuaranteedRef { ($0.key, $0.store) }
             _rowKey = key
-            _rowStore = store
+            _identity = store
             isFault = true
         case nil:
             _rowKey = Int64(bitPattern: NSManagedObjectID.nextTemporaryNumber())
@@ -222,6 +275,7 @@ open class NSManagedObject: NSObject {
     // `ObjectRegistry`), through its link, which keeps the registry valid after the context is gone.
     // An object never registered, or forgotten by `reset()`, has no link.
     deinit {
+        if _flag(Self.hasWideChanges) { WideChangedSlots.remove(self) }
         // The link borrowed, not retained: the object holds it until its fields are released. (Bound
         // with `guard let`, it was retained and released again for every object freed.)
         guard let link = _contextLink.map({ Unmanaged.passUnretained($0) }) else { return }
@@ -240,24 +294,53 @@ open class NSManagedObject: NSObject {
         // object it holds (the save reads each object's several times) then paid a retain and a
         // release per read, about 800 instructions per object in callgrind case 1.
         _read {
-            if _madeObjectID == nil { _makeObjectID() }
-            yield _madeObjectID.unsafelyUnwrapped
+            if !_hasMadeObjectID { _makeObjectID() }
+            yield unsafeDowncast(_identity.unsafelyUnwrapped, to: NSManagedObjectID.self)
         }
-        set {
-            _madeObjectID = newValue
-            _rowStore = nil
-        }
+        set { _identity = newValue }
     }
+
+    /// Whether `identity` (what `_identity` holds) is a row's store, not an ID: told by its class,
+    /// a load and a compare (``ObjectIDStore`` is final).
+    @inline(__always)
+    private static func _isRowStore(_ identity: AnyObject) -> Bool {
+        ObjectIdentifier(type(of: identity)) == ObjectIdentifier(ObjectIDStore.self)
+    }
+
+    /// Whether the object's ID is made.
+    @inline(__always)
+    private final var _hasMadeObjectID: Bool {
+        guard let identity = _identity else { return false }
+        return !Self._isRowStore(identity)
+    }
+
+    /// The object's ID, if it is made.
+    private final var _madeObjectID: NSManagedObjectID? {
+        guard let identity = _identity, !Self._isRowStore(identity) else { return nil }
+        return unsafeDowncast(identity, to: NSManagedObjectID.self)
+    }
+
+    /// The store of the object's row while its ID is not made (a fetched or saved object's).
+    package final var _rowStore: ObjectIDStore? {
+        guard let identity = _identity, Self._isRowStore(identity) else { return nil }
+        return unsafeDowncast(identity, to: ObjectIDStore.self)
+    }
+
+    /// Whether the object's ID is not made and its row is one of `store`'s, asked without a
+    /// reference to the store.
+    @inline(__always)
+    package final func _hasRow(of store: ObjectIDStore) -> Bool { _identity === store }
 
     /// The primary key of a fetched (or saved) object whose ID is not made yet; `nil` once it has
     /// an ID, and for a new object.
-    package final var _lazyRowKey: Int64? { _madeObjectID == nil && _rowStore != nil ? _rowKey : nil }
+    package final var _lazyRowKey: Int64? {
+        guard let identity = _identity, Self._isRowStore(identity) else { return nil }
+        return _rowKey
+    }
 
     /// The number of a new object's temporary ID not made yet; `nil` once it has an ID, and for a
     /// fetched or saved object.
-    package final var _lazyTemporaryNumber: UInt64? {
-        _madeObjectID == nil && _rowStore == nil ? UInt64(bitPattern: _rowKey) : nil
-    }
+    package final var _lazyTemporaryNumber: UInt64? { _identity == nil ? UInt64(bitPattern: _rowKey) : nil }
 
     /// The integer primary key of the object's permanent ID (`objectID.primaryKey`), answered
     /// without making the ID; `nil` while the ID is temporary.
@@ -287,13 +370,12 @@ open class NSManagedObject: NSObject {
     }
 
     private final func _setRowIdentityLocked(key: Int64, store: ObjectIDStore) {
-        if _madeObjectID != nil {
-            _madeObjectID = NSManagedObjectID(
+        if _hasMadeObjectID {
+            _identity = NSManagedObjectID(
                 entity: _layout.entity, store: store, reference: .int64(key), root: _layout.rootID)
-            _rowStore = nil
         } else {
             _rowKey = key
-            _rowStore = store
+            _identity = store
         }
     }
 
@@ -302,7 +384,8 @@ open class NSManagedObject: NSObject {
     /// registration and `deinit`).
     @inline(__always)
     package final var _lazyRowStoreKey: ObjectIdentifier {
-        Unmanaged.passUnretained(_rowStore.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.key }
+        Unmanaged.passUnretained(unsafeDowncast(_identity.unsafelyUnwrapped, to: ObjectIDStore.self))
+            ._withUnsafeGuaranteedRef { $0.key }
     }
 
     /// Makes the ID of an object that has none yet (a temporary one for a new object), under a
@@ -312,12 +395,12 @@ open class NSManagedObject: NSObject {
     /// reader that finds it set needs no lock.
     private final func _makeObjectID() {
         LazyObjectIDs.lock.withLock { _ in
-            guard _madeObjectID == nil else { return }
+            guard !_hasMadeObjectID else { return }
             if let store = _rowStore {
-                _madeObjectID = NSManagedObjectID(
+                _identity = NSManagedObjectID(
                     entity: _layout.entity, store: store, reference: .int64(_rowKey), root: _layout.rootID)
             } else {
-                _madeObjectID = NSManagedObjectID(
+                _identity = NSManagedObjectID(
                     entity: _layout.entity, store: nil, reference: .temporary(UInt64(bitPattern: _rowKey)),
                     root: _layout.rootID)
             }
@@ -366,7 +449,7 @@ open class NSManagedObject: NSObject {
         let object = Unmanaged.passUnretained(offer.entity)._withUnsafeGuaranteedRef { entity in
             cls.init(entity: entity, insertInto: nil)
         }
-        if object._lazyRowKey != offer.key || object._rowStore !== offer.store {
+        if object._lazyRowKey != offer.key || !object._hasRow(of: offer.store) {
             // An overriding initializer made another object first, or asked for the ID.
             FaultConstruction.withdraw()
             object._objectID = NSManagedObjectID(
@@ -428,7 +511,6 @@ open class NSManagedObject: NSObject {
         return (object as? NSManagedObject) === self
     }
 
-
     /// The object's entity.
     public var entity: NSEntityDescription { _layout.entity }
     /// The object's ID; temporary until saved.
@@ -438,18 +520,18 @@ open class NSManagedObject: NSObject {
     /// Whether the object was inserted and not saved yet.
     public var isInserted: Bool { _isInserted }
     /// Whether the object has unsaved changes to its values.
-    public var isUpdated: Bool { !_isInserted && !_isDeleted && !_changedSlots.isEmpty }
+    public var isUpdated: Bool { !_isInserted && !_isDeleted && _hasChangedSlots }
     /// Whether the object will be deleted at the next save.
     public var isDeleted: Bool { _isDeleted }
     /// Whether the object's values have not been loaded.
     public var isFault: Bool { _isFault }
     /// Whether the object is inserted, updated or deleted.
-    public var hasChanges: Bool { _isInserted || _isDeleted || !_changedSlots.isEmpty }
+    public var hasChanges: Bool { _isInserted || _isDeleted || _hasChangedSlots }
     /// Whether the object has changes that would be saved (ignoring transient-only changes).
     public var hasPersistentChangedValues: Bool {
         if _isInserted || _isDeleted { return true }
         let transient = _layout.transientSlots
-        return transient.isEmpty ? !_changedSlots.isEmpty : _changedSlots.contains { !transient.contains($0) }
+        return transient.isEmpty ? _hasChangedSlots : _changedSlots.contains { !transient.contains($0) }
     }
     /// 0 when the object is fully realized (not a fault), 1 while it is a fault.
     open var faultingState: Int { _isFault ? 1 : 0 }
@@ -601,63 +683,6 @@ public enum NSKeyValueSetMutationKind: UInt, Sendable {
     case minus = 2
     case intersect = 3
     case set = 4
-}
-
-/// A small set of slot numbers: the first 64 slots in a word of its own, any others in an array.
-///
-/// The word is inline so that an object's first change allocates nothing: the set was an array,
-/// allocated on every inserted or changed object's first change (about 300 instructions with its
-/// release, callgrind cases 1 and 5).
-package struct SlotSet: Sequence, Sendable {
-    private var low: UInt64 = 0
-    /// Slots 64 and up, 64 to a word.
-    private var high: [UInt64] = []
-    package init() {}
-    package var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
-    package mutating func insert(_ slot: Int) {
-        if slot < 64 {
-            low |= 1 << UInt64(slot)
-            return
-        }
-        let w = (slot >> 6) - 1
-        if w >= high.count { high.append(contentsOf: repeatElement(0, count: w - high.count + 1)) }
-        high[w] |= 1 << UInt64(slot & 63)
-    }
-    package func contains(_ slot: Int) -> Bool {
-        if slot < 64 { return slot >= 0 && low & (1 << UInt64(slot)) != 0 }
-        let w = (slot >> 6) - 1
-        return w < high.count && high[w] & (1 << UInt64(slot & 63)) != 0
-    }
-    package mutating func removeAll() {
-        low = 0
-        if !high.isEmpty { high.removeAll(keepingCapacity: true) }
-    }
-    /// The slots in increasing order. A concrete iterator (not `AnyIterator`): the save asks every
-    /// updated object whether a changed slot is persistent, and a boxed closure per call showed.
-    package func makeIterator() -> Iterator { Iterator(low: low, high: high) }
-
-    package struct Iterator: IteratorProtocol {
-        private let high: [UInt64]
-        /// The word being read: 0 is `low`, `w` is `high[w - 1]`.
-        private var w = 0
-        private var bits: UInt64
-        fileprivate init(low: UInt64, high: [UInt64]) {
-            self.high = high
-            bits = low
-        }
-        package mutating func next() -> Int? {
-            while true {
-                if bits != 0 {
-                    let b = bits.trailingZeroBitCount
-                    bits &= bits - 1
-                    return w << 6 | b
-                }
-                guard w < high.count else { return nil }
-                bits = high[w]
-                w += 1
-            }
-        }
-    }
 }
 
 /// The objects of a loaded to-many relationship.

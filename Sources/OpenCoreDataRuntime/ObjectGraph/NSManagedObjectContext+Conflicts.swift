@@ -167,7 +167,7 @@ extension NSManagedObjectContext {
                 if !object._isInserted {
                     let touched = constraint.names.contains { name in
                         let slot = object._layout.indexByName[name] ?? CompositeValues.constrainedSlot(name, layout: object._layout)?.slot
-                        return slot.map(object._changedSlots.contains) ?? false
+                        return slot.map(object._changedSlotsContain) ?? false
                     }
                     if !touched { continue }
                 }

@@ -19,7 +19,7 @@ extension NSManagedObjectContext {
             for object in pending where !object._isDeleted && plan.attributes[ObjectIdentifier(object._layout)] != nil {
                 targets[ObjectIdentifier(object)] = (object, object._isInserted)
             }
-            for object in pending where !object._isFault && !object._changedSlots.isEmpty {
+            for object in pending where !object._isFault && object._hasChangedSlots {
                 for owner in plan.staleOwners(of: object) where !owner._isDeleted && owner._contextLink === _link {
                     targets[ObjectIdentifier(owner)] = (owner, true)
                 }
@@ -34,7 +34,7 @@ extension NSManagedObjectContext {
                 for (slot, type, derivation) in attributes {
                     if derivation.isNow { stamps.append((slot, type)); continue }
                     if !target.all, let local = derivation.localKey, let localSlot = object._layout.indexByName[local],
-                       !object._changedSlots.contains(localSlot) {
+                       !object._changedSlotsContain(localSlot) {
                         continue
                     }
                     let value = derivation.value(for: object, type: type)
@@ -118,7 +118,7 @@ private struct DerivedAttributePlan {
         var owners: [NSManagedObject] = []
         let layout = object._layout
         for watch in watches {
-            guard let slot = layout.indexByName[watch.read], object._changedSlots.contains(slot),
+            guard let slot = layout.indexByName[watch.read], object._changedSlotsContain(slot),
                   object.entity.isKindOf(entity: watch.destination) else { continue }
             var level = [object]
             for inverse in watch.inverses { level = level.flatMap { Self.related(of: $0, through: inverse) } }

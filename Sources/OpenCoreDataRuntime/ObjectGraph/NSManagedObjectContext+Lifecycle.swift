@@ -193,7 +193,7 @@ extension NSManagedObject {
         willTurnIntoFault()
         _values = RowValues()
         _snapshot = nil
-        _changedSlots.removeAll()
+        _clearChangedSlots()
         _dropFetchedPropertyValues()
         _isInserted = false
         _isFault = true

@@ -57,12 +57,12 @@ extension NSManagedObjectContext {
             object._isInserted = false
             object._version = 1
             object._snapshot = object._committedSnapshot()
-            object._changedSlots.removeAll()
+            object._clearChangedSlots()
         }
         for object in updatedNow {
             if object.hasPersistentChangedValues { object._version += 1 }
             object._snapshot = object._committedSnapshot()
-            object._changedSlots.removeAll()
+            object._clearChangedSlots()
         }
         for object in deletedNow {
             registry.remove(object)

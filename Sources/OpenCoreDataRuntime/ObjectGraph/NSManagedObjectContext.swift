@@ -314,7 +314,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let restored = Array(changed.values) + Array(deleted.values)
         for object in restored {
             object._isDeleted = false
-            object._changedSlots.removeAll()
+            object._clearChangedSlots()
             if let snapshot = object._snapshot, !object._isFault { object._values = snapshot }
         }
         inserted.removeAll()

@@ -174,6 +174,57 @@ struct SlotSetTests {
         set.insert(70)
         #expect(Array(set) == [70] && !set.isEmpty)
     }
+
+    /// An object keeps its changed slots 0 to 63 in a word of its own and any others aside, by
+    /// object: an entity of 70 attributes tracks, saves and forgets changes on both sides, and the
+    /// aside entry goes with the save, the rollback and the object.
+    @Test func anEntityOfMoreThan64PropertiesTracksItsChanges() throws {
+        let names = (0..<70).map { "a\($0)" }
+        let entity = NSEntityDescription(
+            name: "Wide", managedObjectClassName: "NSManagedObject",
+            properties: names.map { NSAttributeDescription(name: $0, type: .integer64AttributeType) })
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let store = try TestStore(NSSQLiteStoreType, model: model)
+        func aside(_ object: NSManagedObject) -> [UInt64]? {
+            NSManagedObject._wideChangedSlotsForTesting(ObjectIdentifier(object))
+        }
+        let freed: ObjectIdentifier
+        do {
+            let context = store.newContext()
+            let object = NSManagedObject(entity: entity, insertInto: context)
+            for (i, name) in names.enumerated() { object.setValue(Int64(i), forKey: name) }
+            try context.save()
+            #expect(!object.hasChanges && object.changedValues().isEmpty && aside(object) == nil)
+
+            object.setValue(Int64(1_000), forKey: "a69")
+            #expect(object.isUpdated && object.hasChanges)
+            #expect(Set(object.changedValues().keys) == ["a69"])
+            #expect(aside(object) == [1 << 5])
+            object.setValue(Int64(2_000), forKey: "a3")
+            #expect(Set(object.changedValues().keys) == ["a3", "a69"])
+            try context.save()
+            #expect(!object.hasChanges && aside(object) == nil)
+
+            let reader = store.newContext()
+            let fetched = try #require(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Wide")).first)
+            #expect(fetched.value(forKey: "a69") as? Int64 == 1_000 && fetched.value(forKey: "a3") as? Int64 == 2_000)
+            #expect(fetched.value(forKey: "a68") as? Int64 == 68)
+            fetched.setValue(Int64(5), forKey: "a65")
+            #expect(Set(fetched.changedValues().keys) == ["a65"] && aside(fetched) == [1 << 1])
+            reader.rollback()
+            #expect(!fetched.hasChanges && fetched.value(forKey: "a65") as? Int64 == 65 && aside(fetched) == nil)
+            fetched.setValue(Int64(6), forKey: "a66")
+            #expect(aside(fetched) == [1 << 2])
+            reader.reset()
+            // An object of no context, freed with its changes.
+            let loose = NSManagedObject(entity: entity, insertInto: nil)
+            loose.setValue(Int64(7), forKey: "a67")
+            #expect(aside(loose) == [1 << 3])
+            freed = ObjectIdentifier(loose)
+        }
+        #expect(NSManagedObject._wideChangedSlotsForTesting(freed) == nil, "an object freed with changes leaves none")
+    }
 }
 
 #if canImport(Glibc)
@@ -207,11 +258,12 @@ struct ObjectAllocationSizeTests {
         // use up such chunks, while a larger object makes every allocation larger.
         let objects = (0..<1024).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
         for object in objects { object.setValue(Int64(1), forKey: "id") }  // values of its own
-        // 120 usable bytes: a 128-byte chunk, with the object's places in its context's object
+        // 104 usable bytes: a 112-byte chunk, with the object's places in its context's object
         // tables (12 bytes), its values' and snapshot's row offsets (16 bits each, in padding) and
-        // its flags in one byte; the snapshot's reference also holds a fault's fetch batch. With a
-        // field for the batch and 32-bit row offsets it was a 144-byte chunk. One byte is left.
-        #expect(try objects.map(usableSize).min()! <= 120)
+        // its flags in one byte; the snapshot's reference also holds a fault's fetch batch, the
+        // identity reference its ID or its row's store, and its changed slots one word. With a
+        // field for each and 32-bit row offsets it was a 144-byte chunk. Two bytes are left.
+        #expect(try objects.map(usableSize).min()! <= 104)
         let storages = try objects.map { try #require($0._values.storageForTesting) }
         // Eight attributes in typed fields, widest first (the Int16 and the Bool last, not
         // padded out between 8-byte fields): 120 bytes with the header, a 128-byte chunk. In the

@@ -32,7 +32,7 @@ extension SQLiteStore {
                     for case let name as String in constraint {
                         // A composite or one of its elements (`colorScheme.primary`): all its columns.
                         let composite = CompositeValues.constrainedSlot(name, layout: object._layout)
-                        guard let slot = composite?.slot ?? object._layout.indexByName[name], object._changedSlots.contains(slot)
+                        guard let slot = composite?.slot ?? object._layout.indexByName[name], object._changedSlotsContain(slot)
                         else { continue }
                         let property = object._layout.properties[slot]
                         let named = schema.columnByProperty[ObjectIdentifier(property)].map { [$0] }

@@ -197,7 +197,7 @@ extension SQLiteStore {
                     // Only the changed columns (and Z_OPT): rewriting the others would also rewrite
                     // their index entries. Composite columns are written whole.
                     changed.removeAll(keepingCapacity: true)
-                    for index in mapping.slots.indices where object._changedSlots.contains(mapping.slots[index].slot) {
+                    for index in mapping.slots.indices where object._changedSlotsContain(mapping.slots[index].slot) {
                         changed.append(index)
                     }
                     let partial = changed.count < mapping.slots.count && mapping.compositeSlots.isEmpty
@@ -442,7 +442,7 @@ extension SQLiteStore {
         let mapping = try mapping(of: object)
         guard !mapping.toMany.isEmpty else { return }
         let pk = try primaryKey(of: object)
-        for (slot, toMany) in mapping.toMany where all || object._changedSlots.contains(slot) {
+        for (slot, toMany) in mapping.toMany where all || object._changedSlotsContain(slot) {
             guard slot < object._values.count, let list = object._values[slot] as? ManagedObjectList else { continue }
             let members = list.objects.filter { !$0._isDeleted }
             switch toMany {
