@@ -1,5 +1,3 @@
-import Foundation
-
 /// A small set of slot numbers: the first 64 slots in a word of its own, any others in an array.
 ///
 /// The word is inline so that an object's first change allocates nothing: the set was an array,
