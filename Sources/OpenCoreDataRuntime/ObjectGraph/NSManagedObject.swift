@@ -116,9 +116,8 @@ open class NSManagedObject: NSObject {
             if high.contains(where: { $0 != 0 }) {
                 WideChangedSlots.set(high, of: self)
                 _setFlag(Self.hasWideChanges, true)
-            } else if _flag(Self.hasWideChanges) {
-                WideChangedSlots.remove(self)
-                _setFlag(Self.hasWideChanges, false)
+            } else {
+                _dropWideChangedSlots()
             }
         }
     }
@@ -148,10 +147,15 @@ open class NSManagedObject: NSObject {
     @inline(__always)
     package final func _clearChangedSlots() {
         _changedLow = 0
-        if _flag(Self.hasWideChanges) {
-            WideChangedSlots.remove(self)
-            _setFlag(Self.hasWideChanges, false)
-        }
+        _dropWideChangedSlots()
+    }
+
+    /// Removes the object's changed slots past 63 kept aside, if it has any.
+    @inline(__always)
+    private final func _dropWideChangedSlots() {
+        guard _flag(Self.hasWideChanges) else { return }
+        WideChangedSlots.remove(self)
+        _setFlag(Self.hasWideChanges, false)
     }
 
     /// Values as last saved or fetched (to-one slots hold `NSManagedObjectID?`); `nil` for new
@@ -275,7 +279,7 @@ open class NSManagedObject: NSObject {
     // `ObjectRegistry`), through its link, which keeps the registry valid after the context is gone.
     // An object never registered, or forgotten by `reset()`, has no link.
     deinit {
-        if _flag(Self.hasWideChanges) { WideChangedSlots.remove(self) }
+        if _flag(Self.hasWideChanges) { WideChangedSlots.remove(self) }  // no flag write: the object is going
         // The link borrowed, not retained: the object holds it until its fields are released. (Bound
         // with `guard let`, it was retained and released again for every object freed.)
         guard let link = _contextLink.map({ Unmanaged.passUnretained($0) }) else { return }

@@ -210,16 +210,15 @@ package struct ObjectRegistry {
         mutating func replace(
             at location: Location, with new: UnsafeMutableRawPointer?, ifFiled expected: UnsafeMutableRawPointer? = nil
         ) -> UnsafeMutableRawPointer? {
-            let old: UnsafeMutableRawPointer?
             switch location {
             case .page(let key, let slot):
                 return replace(page: key, slot: slot, with: new, ifFiled: expected)
             case .other(let key):
                 if let expected, others[key] != expected { return others[key] }
-                if let new { old = others.updateValue(new, forKey: key) } else { old = others.removeValue(forKey: key) }
+                let old = new.map { others.updateValue($0, forKey: key) } ?? others.removeValue(forKey: key)
                 count += (new == nil ? 0 : 1) - (old == nil ? 0 : 1)
+                return old
             }
-            return old
         }
 
         /// ``replace(at:with:ifFiled:)`` for a page's slot: inlined into the paths every fetched

@@ -71,9 +71,7 @@ package struct SlotSet: Sequence, Sendable {
 enum WideChangedSlots {
     private static let table = Locked<[ObjectIdentifier: [UInt64]]>([:])
 
-    static func words(of object: NSManagedObject) -> [UInt64] {
-        table.withLock { $0[ObjectIdentifier(object)] ?? [] }
-    }
+    static func words(of object: NSManagedObject) -> [UInt64] { words(of: ObjectIdentifier(object)) ?? [] }
 
     static func set(_ words: [UInt64], of object: NSManagedObject) {
         table.withLock { $0[ObjectIdentifier(object)] = words }
@@ -83,6 +81,7 @@ enum WideChangedSlots {
         _ = table.withLock { $0.removeValue(forKey: ObjectIdentifier(object)) }
     }
 
+    /// What is kept for the object `object` identifies (`nil`: nothing).
     static func words(of object: ObjectIdentifier) -> [UInt64]? { table.withLock { $0[object] } }
 }
 
