@@ -7,7 +7,8 @@ extension NSManagedObject {
         // A fault from a batched fetch loads its whole batch (again, if it was turned back into a fault).
         if !_hasSnapshot, let batch = _fetchBatch, batch.load(containing: self) { return }
         if let snapshot = _snapshot {
-            _values = snapshot
+            _storedValues = snapshot
+            _shareSnapshotWithValues()
             _isFault = false
             _awakeFromFetch()
             return
@@ -31,20 +32,22 @@ extension NSManagedObject {
             _snapshot = consume values
             return
         }
-        _values = copy values
-        _snapshot = consume values
+        _storedValues = consume values
+        _shareSnapshotWithValues()
         _isFault = false
         _awakeFromFetch()
     }
 
     /// Fills a fault from a store node's values (to-one slots hold object IDs, to-many `nil`).
     package func _fulfill(values: RowValues, version: Int64) {
-        _snapshot = values
         _version = version
         if _isFault {
-            _values = values
+            _storedValues = values
+            _shareSnapshotWithValues()
             _isFault = false
             _awakeFromFetch()
+        } else {
+            _snapshot = values
         }
     }
 

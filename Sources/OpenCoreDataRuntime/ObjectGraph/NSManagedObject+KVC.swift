@@ -32,10 +32,10 @@ extension NSManagedObject {
         defer { if notifies { didAccessValue(forKey: key) } }
         if _isFault { _fireFault() }
         if _layout.relationships[slot] == nil {
-            switch withUnsafeMutablePointer(to: &_values, { RowValues.content(at: $0, slot) }) {
+            switch withUnsafeMutablePointer(to: &_storedValues, { RowValues.content(at: $0, slot) }) {
             case .none: return .none
             case .typed:
-                if let number = withUnsafeMutablePointer(to: &_values, { RowValues.number(at: $0, slot) }) {
+                if let number = withUnsafeMutablePointer(to: &_storedValues, { RowValues.number(at: $0, slot) }) {
                     return .number(number)
                 }
             case .other: break

@@ -27,7 +27,7 @@ extension NSManagedObject {
             _layout.keptMethods.load(ordering: .relaxed) & ~UInt(6)
                 == unsafeBitCast(Swift.type(of: self), to: UInt.self) | KeptMethods.access.rawValue
         else { return nil }  // not cached for this entity, a fault, notifications overridden or not looked up yet
-        return withUnsafeMutablePointer(to: &_values) { RowValues.typedField(at: $0, slot, as: T.self) }
+        return withUnsafeMutablePointer(to: &_storedValues) { RowValues.typedField(at: $0, slot, as: T.self) }
     }
 
     /// Reads an attribute through a typed accessor. Relationships and unknown keys take the generic path.
@@ -40,14 +40,14 @@ extension NSManagedObject {
         if notifies { willAccessValue(forKey: key.name) }
         if _isFault { _fireFault() }  // what the default does; an override may not call super
         // The common case, a value of exactly `T`, is read in place; anything else is copied out and converted.
-        if let exact = withUnsafeMutablePointer(to: &_values, { RowValues.exactly(at: $0, slot, as: T.self) }) {
+        if let exact = withUnsafeMutablePointer(to: &_storedValues, { RowValues.exactly(at: $0, slot, as: T.self) }) {
             if notifies { didAccessValue(forKey: key.name) }
             return exact
         }
         // A nil value, told apart in place from a value of another type: copying the slot out as
         // `Any?` retained and released the storage (about 80 instructions of an optional
         // accessor's nil read, callgrind case 2).
-        if withUnsafeMutablePointer(to: &_values, { RowValues.isNil(at: $0, slot) }) {
+        if withUnsafeMutablePointer(to: &_storedValues, { RowValues.isNil(at: $0, slot) }) {
             if notifies { didAccessValue(forKey: key.name) }
             return nil
         }

@@ -94,7 +94,7 @@ extension NSManagedObject {
         // box or call for any of them (per property, the loop below cost about 70 instructions,
         // callgrind cases 1 and 5).
         if checksInPlace, layout.validatesInPlace,
-            withUnsafeMutablePointer(to: &_values, { RowValues.allInFieldOrOptionalNil(at: $0, layout.isOptionalSlot) })
+            withUnsafeMutablePointer(to: &_storedValues, { RowValues.allInFieldOrOptionalNil(at: $0, layout.isOptionalSlot) })
         {
             return
         }
@@ -154,7 +154,7 @@ extension NSManagedObject {
     @inline(__always)
     private func _attributePassesInPlace(_ slot: Int, _ layout: EntityLayout) -> Bool {
         guard layout.attributeTypes[slot] != nil else { return false }
-        switch withUnsafeMutablePointer(to: &_values, { RowValues.content(at: $0, slot) }) {
+        switch withUnsafeMutablePointer(to: &_storedValues, { RowValues.content(at: $0, slot) }) {
         case .typed: return !(layout.hasValidationPredicates[slot] ?? layout.properties[slot]._hasValidationPredicates)
         case .none: return layout.isOptionalSlot[slot]
         case .other: return false
@@ -167,7 +167,7 @@ extension NSManagedObject {
     @inline(__always)
     private func _attributeValueCopy(slot: Int) -> Any? {
         // Read in place: `_values[slot]` copied the values out, a retain and a release per property.
-        withUnsafeMutablePointer(to: &_values) { RowValues.value(at: $0, slot) }
+        withUnsafeMutablePointer(to: &_storedValues) { RowValues.value(at: $0, slot) }
     }
 
     /// The default `validateForDelete()`: a relationship with the deny delete rule must be empty
