@@ -1,8 +1,6 @@
 #ifndef CSWIFTRUNTIME_SHIM_H
 #define CSWIFTRUNTIME_SHIM_H
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 // Entry points of the Swift runtime (libswiftCore, linked into every Swift program) that the
 // standard library does not expose. Declared as in the runtime's include/swift/Runtime/HeapObject.h;
@@ -15,13 +13,6 @@ extern void *swift_tryRetain(void *object);
 
 /// Whether `swift_tryRetain` retained `object`.
 static inline bool cswiftruntime_tryRetain(void *object) { return swift_tryRetain(object) != 0; }
-
-/// Adds `n` to the object's strong reference count, or takes `n` from it (deinitializing it at
-/// zero), in one atomic operation: `swift_retain` and `swift_release` `n` times over.
-extern void *swift_retain_n(void *object, uint32_t n);
-extern void swift_release_n(void *object, uint32_t n);
-/// The object's strong reference count (for tests that check references balance).
-extern size_t swift_retainCount(void *object);
 
 /// The implementation `metadata`'s class (a class's metadata: its metatype's bits) has in the
 /// vtable entry of `method` (a method descriptor of the class `description` describes, one of its

@@ -249,25 +249,21 @@ package struct RowWriter {
 /// takes no more memory than before, and a fetch of many leaves at most one storage partly used.
 /// Every row of a storage keeps all of it: an object kept from a large fetch keeps up to
 /// `maximumRows` rows' bytes (its values are copied into a storage of their own when it changes).
-package struct RowChunks: ~Copyable {
+package struct RowChunks {
     /// The most rows a storage holds: 64 rows of the benchmarks' entity are about 6 KB.
     package static let maximumRows = 64
     private var current: RowStorage?
-    /// `current`, unretained: read through the optional, it was retained and released for each row.
-    private var currentRef: Unmanaged<RowStorage>?
     private var left = 0
     private var nextCapacity = 1
-    /// The rows' references to their storage, retained several at a time.
-    private var references = ReferenceSupply<RowStorage>()
 
     package init() {}
 
-    /// A new row of `layout`, every slot nil: its storage (a new reference) and offset.
+    /// A new row of `layout`, every slot nil: its storage and offset.
     @inline(__always)
     mutating func newRow(_ layout: RowLayout) -> (RowStorage, Int) {
-        if left > 0, let current = currentRef, current._withUnsafeGuaranteedRef({ $0.hasLayout(layout) }) {
+        if left > 0, let current, current.hasLayout(layout) {
             left &-= 1
-            return (references.take(current), current._withUnsafeGuaranteedRef { $0.appendRow(layout) })
+            return (current, current.appendRow(layout))
         }
         return newStorage(layout)
     }
@@ -278,10 +274,9 @@ package struct RowChunks: ~Copyable {
         let capacity = min(nextCapacity, layout.maximumSharedRows)
         let storage = RowStorage.make(layout, capacity: capacity)
         current = storage
-        currentRef = Unmanaged.passUnretained(storage)
         left = capacity &- 1
         nextCapacity = min(nextCapacity &* 2, Self.maximumRows)
-        return (references.take(Unmanaged.passUnretained(storage)), storage.appendRow(layout))
+        return (storage, storage.appendRow(layout))
     }
 }
 

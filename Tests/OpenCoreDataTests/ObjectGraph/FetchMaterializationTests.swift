@@ -208,45 +208,4 @@ struct FetchMaterializationTests {
         #expect(last == nil)
         withExtendedLifetime(store) {}
     }
-
-    /// A fetch hands its objects references retained many at a time (`ReferenceSupply`): while the
-    /// objects live they hold exactly one each of their entity's layout, their store's and their
-    /// context's link (none of their entity), and once they are gone every count is back where it
-    /// was, the references the fetch retained and did not hand out released. Rows of two entities
-    /// alternate, so the supplies move between entities within a fetch; 130 rows pass several
-    /// batches and row storages.
-    @Test(arguments: [1, 5, 130])
-    func aFetchsObjectsHoldOneReferenceOfEachAndLeaveNone(rows: Int) throws {
-        let store = try TestStore(NSSQLiteStoreType, model: Self.model())
-        let seeding = store.newContext()
-        for index in 0..<rows {
-            insertObject(index % 3 == 2 ? "Manager" : "Employee", ["name": "e\(index)"], into: seeding)
-        }
-        try seeding.save()
-        let managers = rows / 3
-        let context = store.newContext()
-        let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
-        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
-        guard let employee = store.model.entitiesByName["Employee"],
-            let manager = store.model.entitiesByName["Manager"],
-            let objectIDStore = store.coordinator.persistentStores.first?._objectIDStore
-        else {
-            Issue.record("no entities or store")
-            return
-        }
-        let held: [AnyObject] = [employee, manager, employee.layout, manager.layout, objectIDStore, context._link]
-        func counts() -> [Int] { held.map(_strongRetainCount) }
-        // The store keeps its last fetch's row offer (and the entity and store it names) for the next.
-        _ = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
-        let before = counts()
-        for asFaults in [false, true] {
-            request.returnsObjectsAsFaults = asFaults
-            var objects: [NSManagedObject]? = try context.fetch(request)
-            #expect(objects?.count == rows)
-            let expected = [0, 0, rows - managers, managers, rows, rows]
-            #expect(counts() == zip(before, expected).map { $0 + $1 }, "asFaults: \(asFaults)")
-            objects = nil
-            #expect(counts() == before, "asFaults: \(asFaults)")
-        }
-    }
 }

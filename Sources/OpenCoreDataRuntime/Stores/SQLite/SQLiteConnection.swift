@@ -56,10 +56,7 @@ final class SQLiteConnection {
     }
 
     /// Keeps `offer`, which no object holds once its fetch has made its rows' objects, for the next fetch.
-    func recycle(_ offer: FaultConstruction.RowOffer) {
-        offer.releaseUnused()
-        spareRowOffer = offer
-    }
+    func recycle(_ offer: FaultConstruction.RowOffer) { spareRowOffer = offer }
     /// Test hook: told the SQL of every statement run (placeholders only, never values).
     var statementObserver: ((String) -> Void)?
 
