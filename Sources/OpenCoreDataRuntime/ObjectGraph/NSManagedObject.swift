@@ -143,6 +143,20 @@ open class NSManagedObject: NSObject {
         _flags = (_flags | Self.hasSnapshot) & ~Self.snapshotIsValues
     }
 
+    /// Makes a fault's snapshot its values, the storage's reference moved from the snapshot's field
+    /// to the values' (no retain and no release: copied and then dropped, they were a retain and a
+    /// release for every fault fired from its snapshot); whether the fault had a snapshot.
+    package final func _takeSnapshotAsValues() -> Bool {
+        if _flag(Self.snapshotIsValues) { return true }
+        guard _flag(Self.hasSnapshot) else { return false }
+        var storage: AnyObject?
+        swap(&storage, &_snapshotOrBatch)
+        _storedValues = RowValues(storage: storage.map { unsafeDowncast($0, to: RowStorage.self) }, row: _snapshotRow)
+        _snapshotRow = 0
+        _flags = (_flags & ~Self.hasSnapshot) | Self.snapshotIsValues
+        return true
+    }
+
     /// Makes the snapshot the current values (``_storedValues``, just fetched or loaded), dropping a
     /// snapshot or fetch batch held apart.
     @inline(__always)
