@@ -94,7 +94,8 @@ extension NSManagedObject {
         // box or call for any of them (per property, the loop below cost about 70 instructions,
         // callgrind cases 1 and 5).
         if checksInPlace, layout.validatesInPlace,
-            withUnsafeMutablePointer(to: &_storedValues, { RowValues.allInFieldOrOptionalNil(at: $0, layout.isOptionalSlot) })
+            withUnsafeMutablePointer(
+                to: &_storedValues, { RowValues.allInFieldOrOptionalNil(at: $0, layout.isOptionalSlot) })
         {
             return
         }
