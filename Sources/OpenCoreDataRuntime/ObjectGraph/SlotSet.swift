@@ -18,7 +18,10 @@ package struct SlotSet: Sequence, Sendable {
     /// Slots 64 and up, 64 to a word.
     package var highWords: [UInt64] { high }
     package var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
+    /// Adds `slot`; a negative one (no slot: a key's lookup that found none) is not added, as
+    /// `contains` never finds one: converted to a shift, it trapped.
     package mutating func insert(_ slot: Int) {
+        guard slot >= 0 else { return }
         if slot < 64 {
             low |= 1 << UInt64(slot)
             return

@@ -173,6 +173,8 @@ struct SlotSetTests {
         #expect(set.isEmpty && Array(set).isEmpty && !set.contains(64))
         set.insert(70)
         #expect(Array(set) == [70] && !set.isEmpty)
+        set.insert(-1)  // no slot: not added (it trapped)
+        #expect(Array(set) == [70] && !set.contains(-1))
     }
 
     /// An object keeps its changed slots 0 to 63 in a word of its own and any others aside, by
