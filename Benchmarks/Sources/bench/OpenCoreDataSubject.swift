@@ -110,6 +110,9 @@ final class OpenCoreDataSubject: Subject {
     /// With the in-memory store, set-up and run share the coordinator (and so run in one process).
     private var memoryCoordinator: NSPersistentStoreCoordinator?
 
+    /// The store's file in a run's folder.
+    static let fileName = "ocd.sqlite"
+
     init(storeType: String) { self.storeType = storeType }
 
     func context(_ directory: URL) throws -> NSManagedObjectContext {
@@ -118,7 +121,7 @@ final class OpenCoreDataSubject: Subject {
             coordinator = existing
         } else {
             coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-            let url = directory.appendingPathComponent("ocd.sqlite")
+            let url = directory.appendingPathComponent(Self.fileName)
             try coordinator.addPersistentStore(ofType: storeType, configurationName: nil, at: url, options: nil)
             if storeType == NSInMemoryStoreType { memoryCoordinator = coordinator }
         }

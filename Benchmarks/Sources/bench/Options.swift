@@ -5,7 +5,7 @@ struct Options: Sendable {
     var n = 100_000
     var reps = 5
     var cases: [CaseKind] = CaseKind.allCases
-    var libraries: [Library] = Library.allCases
+    var libraries: [Library] = Library.defaults
     var jsonPath: String?
     var sqliteStore = true
     var astPredicates = false
@@ -20,7 +20,7 @@ struct Options: Sendable {
     static let current = parse(Array(CommandLine.arguments.dropFirst()))
 
     static let usage = """
-        usage: bench [--n N] [--reps R] [--cases 1,2,5,8p,9] [--libraries ocd,raw,grdb-records,grdb-sql]
+        usage: bench [--n N] [--reps R] [--cases 1,2,5,8p,9] [--libraries ocd,raw,grdb-records,grdb-sql,floor]
                      [--json FILE] [--store sqlite|memory] [--predicates format|ast] [--batched lazy|array]
                      [--timeout SECONDS]
 
@@ -28,7 +28,8 @@ struct Options: Sendable {
                          case 8 N/100 countries of 100 moods, case 9 2.5N, 5N and 10N rows
           --reps R       repetitions per case and library, each on a fresh file (default 5); medians reported
           --cases        which cases (default all: 1,2,3,4,5,6,7,8,8p,9)
-          --libraries    which libraries (default all)
+          --libraries    which libraries (default ocd,raw,grdb-records,grdb-sql); floor, only by request, is
+                         the least an object graph does on Apple's table (cases 2 and 4)
           --json FILE    also write the results as JSON to FILE
           --store        OpenCoreData's store: sqlite (default) or memory (NSInMemoryStoreType)
           --predicates   how OpenCoreData predicates are built: format (NSPredicate(format:), default) or ast
@@ -60,6 +61,7 @@ struct Options: Sendable {
                     case "raw", "sqlite": .raw
                     case "grdb-records", "grdbrecords", "records": .grdbRecords
                     case "grdb-sql", "grdbsql": .grdbSQL
+                    case "floor": .floor
                     default: fail("unknown library \(name)")
                     }
                 }

@@ -59,18 +59,22 @@ struct Report {
                 + "OpenCoreData store: \(options.sqliteStore ? "SQLite" : "in-memory")")
         lines.append("Machine: \(machine.summary); \(machine.os)")
         lines.append("")
+        // The floor's columns only when it ran (`--libraries ...,floor`).
+        let floor = options.libraries.contains(.floor)
         lines.append(
-            "| case | rows | OpenCoreData ms | raw ms | GRDB records ms | GRDB SQL ms | OCD/raw | OCD/GRDB-records |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+            "| case | rows | OpenCoreData ms | raw ms | GRDB records ms | GRDB SQL ms | "
+                + (floor ? "floor ms | " : "") + "OCD/raw | OCD/GRDB-records |" + (floor ? " floor/raw |" : ""))
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|" + (floor ? "---:|---:|" : ""))
         for job in jobs {
             let ocd = record(job, .ocd)
             let raw = record(job, .raw)
             let records = record(job, .grdbRecords)
             let sql = record(job, .grdbSQL)
+            let least = record(job, .floor)
             lines.append(
                 "| \(job.id) \(job.kind.title) | \(job.n) | \(cell(ocd)) | \(cell(raw)) | \(cell(records)) "
-                    + "| \(cell(sql)) "
-                    + "| \(ratio(ocd, raw)) | \(ratio(ocd, records)) |")
+                    + "| \(cell(sql)) " + (floor ? "| \(cell(least)) " : "")
+                    + "| \(ratio(ocd, raw)) | \(ratio(ocd, records)) |" + (floor ? " \(ratio(least, raw)) |" : ""))
         }
         lines.append("")
         lines.append(
@@ -78,10 +82,11 @@ struct Report {
                 + "it includes the process's own baseline, not the file's set-up):"
         )
         lines.append("")
-        lines.append("| case | rows | OpenCoreData | raw | GRDB records | GRDB SQL |")
-        lines.append("|---|---:|---:|---:|---:|---:|")
+        let libraries = Library.defaults + (floor ? [.floor] : [])
+        lines.append("| case | rows | OpenCoreData | raw | GRDB records | GRDB SQL |" + (floor ? " floor |" : ""))
+        lines.append("|---|---:|---:|---:|---:|---:|" + (floor ? "---:|" : ""))
         for job in jobs {
-            let cells = Library.allCases.map { library -> String in
+            let cells = libraries.map { library -> String in
                 guard let r = record(job, library), r.status == "ok", let mb = r.peak_rss_mb else { return "—" }
                 return String(format: "%.0f", mb)
             }

@@ -20,6 +20,7 @@ func subject(_ library: Library, _ options: Options) -> any Subject {
     case .raw: RawSubject()
     case .grdbRecords: GRDBRecordsSubject()
     case .grdbSQL: GRDBSQLSubject()
+    case .floor: FloorSubject()
     }
 }
 
