@@ -75,10 +75,10 @@ extension SQLiteStore {
         offset: Int32, into row: RowWriter
     ) {
         for plain in plan.plainColumns {
-            decodePlain(statement, offset + 3 + plain.column, plain.type, into: row, slot: plain.slot)
+            decodePlain(statement, offset + 3 + plain.place, plain.type, into: row, slot: plain.slot)
         }
         for slot in plan.otherSlots {
-            let column = offset + 3 + Int32(slot.column)
+            let column = offset + 3 + mapping.table.selectedPlace(ofColumn: slot.column)
             if statement.isNull(column) { continue }
             switch slot.kind {
             case .attribute(.transformableAttributeType):
@@ -89,7 +89,8 @@ extension SQLiteStore {
             case .toOne(let destination, let entityColumn):
                 var entity = destination
                 if let entityColumn,
-                    let concrete = schema.entitiesByNumber[statement.int64(offset + 3 + Int32(entityColumn))]
+                    let concrete = schema.entitiesByNumber[
+                        statement.int64(offset + 3 + mapping.table.selectedPlace(ofColumn: entityColumn))]
                 {
                     entity = concrete
                 }
