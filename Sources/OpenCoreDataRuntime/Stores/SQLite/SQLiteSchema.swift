@@ -184,7 +184,8 @@ final class SQLiteSchema {
         private(set) lazy var rowPlan = RowPlan(
             plainColumns: slots.compactMap { slot in
                 guard case .attribute(let type) = slot.kind, type != .transformableAttributeType else { return nil }
-                return PlainAttributeColumn(slot: slot.slot, place: table.selectedPlace(ofColumn: slot.column), type: type)
+                return PlainAttributeColumn(
+                    slot: slot.slot, place: table.selectedPlace(ofColumn: slot.column), type: type)
             },
             otherSlots: slots.filter { slot in
                 if case .attribute(let type) = slot.kind { return type == .transformableAttributeType }
