@@ -89,11 +89,8 @@ package struct ObjectRegistry {
         /// Where `object`'s entry is, without making its ID if it has none yet.
         @inline(__always)
         init(_ object: NSManagedObject) {
-            if let key = object._lazyRowKey {
-                self.init(store: object._lazyRowStoreKey, root: object._layout.rootID, key: key)
-            } else if let n = object._lazyTemporaryNumber {
-                // Where its temporary ID's entry is (`init(_ id:)`), the ID not made.
-                self.init(store: NSManagedObjectID.temporaryStoreKey, root: object._layout.rootID, temporary: n)
+            if let (key, slot) = ObjectRegistry.lazyPagePlace(of: object) {
+                self = .page(key, slot: slot)
             } else {
                 self.init(object._objectID)
             }
@@ -104,19 +101,48 @@ package struct ObjectRegistry {
             self.init(store: store.key, root: root, key: key)
         }
 
-        /// A primary key's page and slot.
         @inline(__always)
         private init(store: ObjectIdentifier, root: ObjectIdentifier, key: Int64) {
-            self = .page(PageKey(store: store, root: root, number: key >> pageShift, temporary: false),
-                         slot: Int(key & Int64(pageSize - 1)))
+            let (page, slot) = ObjectRegistry.pagePlace(store: store, root: root, key: key)
+            self = .page(page, slot: slot)
         }
 
-        /// A temporary ID number's page and slot (a key space of its own).
         @inline(__always)
         private init(store: ObjectIdentifier, root: ObjectIdentifier, temporary n: UInt64) {
-            self = .page(PageKey(store: store, root: root, number: Int64(n >> UInt64(pageShift)), temporary: true),
-                         slot: Int(n & UInt64(pageSize - 1)))
+            let (page, slot) = ObjectRegistry.pagePlace(store: store, root: root, temporary: n)
+            self = .page(page, slot: slot)
         }
+    }
+
+    /// A primary key's page and slot.
+    @inline(__always)
+    private static func pagePlace(store: ObjectIdentifier, root: ObjectIdentifier, key: Int64) -> (PageKey, Int) {
+        (PageKey(store: store, root: root, number: key >> pageShift, temporary: false), Int(key & Int64(pageSize - 1)))
+    }
+
+    /// A temporary ID number's page and slot (a key space of its own).
+    @inline(__always)
+    private static func pagePlace(
+        store: ObjectIdentifier, root: ObjectIdentifier, temporary n: UInt64
+    ) -> (PageKey, Int) {
+        (PageKey(store: store, root: root, number: Int64(n >> UInt64(pageShift)), temporary: true),
+         Int(n & UInt64(pageSize - 1)))
+    }
+
+    /// The page and slot of `object`'s entry while its ID is not made (a fetched or saved row's
+    /// object, or a new one: the common case), read from its fields; `nil` once it has an ID. For
+    /// registration and `deinit`, which built a ``Location`` for it: an enum whose other case holds
+    /// a reference, so each one was stored, matched and destroyed through outlined functions.
+    @inline(__always)
+    private static func lazyPagePlace(of object: NSManagedObject) -> (PageKey, Int)? {
+        if let key = object._lazyRowKey {
+            return pagePlace(store: object._lazyRowStoreKey, root: object._layout.rootID, key: key)
+        }
+        if let n = object._lazyTemporaryNumber {
+            // Where its temporary ID's entry is (`Location.init(_ id:)`), the ID not made.
+            return pagePlace(store: NSManagedObjectID.temporaryStoreKey, root: object._layout.rootID, temporary: n)
+        }
+        return nil
     }
 
     /// `pageSize` unretained object pointers, and how many are set.
@@ -347,11 +373,10 @@ package struct ObjectRegistry {
 
     /// Registers `object` under its object ID, replacing any other object registered under it.
     package func register(_ object: NSManagedObject) {
-        let location = Location(object)
-        // A page's place, while no `registeredObjects` set is kept: the slot written in place, and
-        // nothing to release after the lock (an object displaced from the table is not retained by
-        // it). The general path below handles the rest.
-        if case .page(let key, let slot) = location {
+        // An object without an ID yet, while no `registeredObjects` set is kept: the slot written in
+        // place, and nothing to release after the lock (an object displaced from the table is not
+        // retained by it). The general path below handles the rest.
+        if let (key, slot) = Self.lazyPagePlace(of: object) {
             let pointer = Unmanaged.passUnretained(object).toOpaque()
             let filed = table.withLock { table -> Bool in
                 guard table.setDuringEvent == nil else { return false }
@@ -361,6 +386,7 @@ package struct ObjectRegistry {
             }
             if filed { return }
         }
+        let location = Location(object)
         let displaced = table.withLock { table in table.store(object, at: location) }
         withExtendedLifetime(displaced) {}  // released here, after the lock
     }
@@ -383,10 +409,10 @@ package struct ObjectRegistry {
     /// object may have been registered under the ID since, when this one was found deinitializing).
     package func removeDeinitializing(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
-        let location = Location(object)
-        if case .page(let key, let slot) = location {
+        if let (key, slot) = Self.lazyPagePlace(of: object) {
             table.withLock { table in _ = table.replace(page: key, slot: slot, with: nil, ifFiled: address) }
         } else {
+            let location = Location(object)
             table.withLock { table in _ = table.remove(address, at: location) }
         }
     }
