@@ -373,22 +373,33 @@ package struct ObjectRegistry {
 
     /// Registers `object` under its object ID, replacing any other object registered under it.
     package func register(_ object: NSManagedObject) {
-        // An object without an ID yet, while no `registeredObjects` set is kept: the slot written in
-        // place, and nothing to release after the lock (an object displaced from the table is not
-        // retained by it). The general path below handles the rest.
+        // A page's place (found without a `Location` for an object with no ID yet), while no
+        // `registeredObjects` set is kept: the slot written in place, and nothing to release after
+        // the lock (an object displaced from the table is not retained by it). The general path
+        // below handles the rest.
+        let location: Location
         if let (key, slot) = Self.lazyPagePlace(of: object) {
-            let pointer = Unmanaged.passUnretained(object).toOpaque()
-            let filed = table.withLock { table -> Bool in
-                guard table.setDuringEvent == nil else { return false }
-                table.noteFiling()
-                _ = table.replace(page: key, slot: slot, with: pointer, ifFiled: nil)
-                return true
-            }
-            if filed { return }
+            if file(object, onPage: key, slot: slot) { return }
+            location = .page(key, slot: slot)
+        } else {
+            location = Location(object)
+            if case .page(let key, let slot) = location, file(object, onPage: key, slot: slot) { return }
         }
-        let location = Location(object)
         let displaced = table.withLock { table in table.store(object, at: location) }
         withExtendedLifetime(displaced) {}  // released here, after the lock
+    }
+
+    /// ``register(_:)``'s page path: files `object` in the slot, unless a `registeredObjects` set is
+    /// kept (then `false`, and the general path files it).
+    @inline(__always)
+    private func file(_ object: NSManagedObject, onPage key: PageKey, slot: Int) -> Bool {
+        let pointer = Unmanaged.passUnretained(object).toOpaque()
+        return table.withLock { table -> Bool in
+            guard table.setDuringEvent == nil else { return false }
+            table.noteFiling()
+            _ = table.replace(page: key, slot: slot, with: pointer, ifFiled: nil)
+            return true
+        }
     }
 
     /// Removes the entry for `id`.
@@ -409,12 +420,16 @@ package struct ObjectRegistry {
     /// object may have been registered under the ID since, when this one was found deinitializing).
     package func removeDeinitializing(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
-        if let (key, slot) = Self.lazyPagePlace(of: object) {
-            table.withLock { table in _ = table.replace(page: key, slot: slot, with: nil, ifFiled: address) }
-        } else {
-            let location = Location(object)
-            table.withLock { table in _ = table.remove(address, at: location) }
-        }
+        if let (key, slot) = Self.lazyPagePlace(of: object) { return remove(address, fromPage: key, slot: slot) }
+        let location = Location(object)
+        if case .page(let key, let slot) = location { return remove(address, fromPage: key, slot: slot) }
+        table.withLock { table in _ = table.remove(address, at: location) }
+    }
+
+    /// ``removeDeinitializing(_:)``'s page path: empties the slot if it still holds `address`.
+    @inline(__always)
+    private func remove(_ address: UnsafeMutableRawPointer, fromPage key: PageKey, slot: Int) {
+        table.withLock { table in _ = table.replace(page: key, slot: slot, with: nil, ifFiled: address) }
     }
 
     /// Moves each object's entry from where it is now to the row with the given primary key of
