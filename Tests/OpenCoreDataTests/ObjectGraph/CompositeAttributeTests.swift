@@ -191,7 +191,7 @@ struct CompositeAttributeTests {
         }
 
         if storeType == NSSQLiteStoreType {
-            let columns = "t0.Z_PK, 1, t0.Z_OPT, t0.ZPHOTO, t0.ZAIRCRAFTCATEGORY, t0.ZAIRCRAFTCLASS, t0.ZAIRCRAFTTYPE, "
+            let columns = "t0.Z_PK, 1, t0.ZPHOTO, t0.Z_OPT, t0.ZAIRCRAFTCATEGORY, t0.ZAIRCRAFTCLASS, t0.ZAIRCRAFTTYPE, "
                 + "t0.ZCOLORSCHEME_PRIMARY, t0.ZCOLORSCHEME_SECONDARY, t0.ZCOLORSCHEME_TERTIARY, t0.ZTAILNUMBER"
             // The namespaced key path compiles to the element's column, in the predicate and the sort.
             #expect(statements.contains(

@@ -25,7 +25,7 @@ struct SQLiteStoreQueryTests {
         #expect(
             statements == [
                 // The table's last column first: SQLite then reads each row's header in one go.
-                "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT, t0.ZNAME, t0.ZACTIVE, t0.ZAGE, t0.ZDEPARTMENT, t0.ZLEVEL, t0.ZHIREDAT FROM ZEMPLOYEE t0 "
+                "SELECT t0.Z_PK, t0.Z_ENT, t0.ZNAME, t0.Z_OPT, t0.ZACTIVE, t0.ZAGE, t0.ZDEPARTMENT, t0.ZLEVEL, t0.ZHIREDAT FROM ZEMPLOYEE t0 "
                     + "WHERE (t0.ZAGE != ? OR t0.ZAGE IS NULL) AND ocd_strop(8, 1, t0.ZNAME, ?) ORDER BY t0.ZNAME ASC, t0.Z_PK"
             ])
     }
@@ -132,7 +132,7 @@ struct SQLiteStoreQueryTests {
             comparison("employees.@count", .lessThan, 3))
         _ = try store.newContext().fetch(request)
         let expected: String = [
-            "SELECT t0.Z_PK, 1, t0.Z_OPT, t0.ZNAME, t0.ZBUDGET FROM ZDEPARTMENT t0 WHERE",
+            "SELECT t0.Z_PK, 1, t0.ZNAME, t0.Z_OPT, t0.ZBUDGET FROM ZDEPARTMENT t0 WHERE",
             "NOT EXISTS (SELECT 1 FROM ZEMPLOYEE ts00 LEFT JOIN ZDEPARTMENT ts01 ON ts01.Z_PK = ts00.ZDEPARTMENT",
             "WHERE ts00.ZDEPARTMENT = t0.Z_PK AND ts01.ZNAME IS NOT NULL AND NOT ts01.ZNAME IS ?)",
             "AND (SELECT COUNT(*) FROM ZEMPLOYEE ts10 WHERE ts10.ZDEPARTMENT = t0.Z_PK) < ? ORDER BY t0.Z_PK",

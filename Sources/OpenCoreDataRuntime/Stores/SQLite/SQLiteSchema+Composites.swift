@@ -69,7 +69,7 @@ extension SQLiteStore {
             var dictionary: [String: Any] = [:]
             dictionary.reserveCapacity(composite.columns.count)
             for (column, index) in zip(composite.columns, composite.indexes) {
-                let position = offset + 3 + mapping.table.selectedPlace(ofColumn: index)
+                let position = offset + mapping.table.selectedPosition(ofColumn: index)
                 guard !statement.isNull(position), let value = decodeAttribute(statement, position, column.type) else { continue }
                 if column.path.count == 1 {
                     dictionary[column.path[0]] = value

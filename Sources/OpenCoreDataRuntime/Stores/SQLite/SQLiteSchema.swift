@@ -39,10 +39,13 @@ final class SQLiteSchema {
     final class Table {
         let name: String
         let root: NSEntityDescription
-        var columns: [Column] = []
+        /// Written only while the schema is built, then read for every row a fetch decodes
+        /// (``selectedPosition(ofColumn:)``, ``versionPosition``): no run-time exclusivity check
+        /// (a `swift_beginAccess` per read, about 60 instructions).
+        @exclusivity(unchecked) var columns: [Column] = []
         var entityCount = 0
-        /// `t.Z_PK, t.Z_ENT, t.Z_OPT, t.<column>...` for alias `t0`, the table's last column first (see
-        /// ``selectedPlace(ofColumn:)``).
+        /// `t.Z_PK, t.Z_ENT, t.<last column>, t.Z_OPT, t.<column>...` for alias `t0` (see
+        /// ``selectedPosition(ofColumn:)``).
         var selectList = "" {
             didSet { selectByPrimaryKey = "SELECT \(selectList) FROM \(name) t0 WHERE t0.Z_PK = ?" }
         }
@@ -50,20 +53,25 @@ final class SQLiteSchema {
         /// ``selectList`` with `Z_ENT` given by `entity`, the constant `entityColumn` (Apple's SQL
         /// selects the entity's number when every row is of one entity; `t0.Z_ENT` otherwise).
         func selectList(entity entityColumn: String = "t0.Z_ENT") -> String {
-            let ordered = columns.last.map { [$0] + columns.dropLast() } ?? []
-            return (["t0.Z_PK", entityColumn, "t0.Z_OPT"] + ordered.map { "t0." + $0.name }).joined(separator: ", ")
+            let last = columns.last.map { ["t0." + $0.name] } ?? []
+            return (["t0.Z_PK", entityColumn] + last + ["t0.Z_OPT"] + columns.dropLast().map { "t0." + $0.name })
+                .joined(separator: ", ")
         }
 
-        /// Where column `index` of ``columns`` is in a row selected with ``selectList``, counted from
-        /// the column after `Z_OPT`. The last column comes first: SQLite reads a record's header only
-        /// as far as the columns asked for so far, one field per column when they are asked for in the
-        /// table's order, and asked for the last one first it reads the whole header in one loop
-        /// (a row of the benchmarks' entity: about 280 instructions of `sqlite3VdbeExec` fewer, of
-        /// 1,420; callgrind, case 2). The order of a `SELECT`'s columns is the store's own business:
-        /// the file's layout is Apple's either way.
-        func selectedPlace(ofColumn index: Int) -> Int32 {
-            index == columns.count - 1 ? 0 : Int32(index + 1)
+        /// Where column `index` of ``columns`` is in a row selected with ``selectList``. The table's
+        /// last column comes first, even before `Z_OPT`: SQLite reads a record's header only as far
+        /// as the columns asked for so far, one field per column when they are asked for in the
+        /// table's order, and asked for the last one first it reads the whole header in one loop (a
+        /// row of the benchmarks' entity: about 320 instructions of `sqlite3VdbeExec` fewer, of 1,420;
+        /// 40 of them for `Z_OPT` after the last column rather than before; callgrind, case 2). The
+        /// order of a `SELECT`'s columns is the store's own business: the file's layout is Apple's
+        /// either way.
+        func selectedPosition(ofColumn index: Int) -> Int32 {
+            index == columns.count - 1 ? 2 : Int32(index + 4)
         }
+
+        /// Where `Z_OPT` is in a row selected with ``selectList``.
+        var versionPosition: Int32 { columns.isEmpty ? 2 : 3 }
 
         /// The row with a given `Z_PK`, as a firing fault loads it: built once, not per fault (its
         /// interpolation was about a third of a fault's cost, callgrind case 8).
@@ -162,8 +170,8 @@ final class SQLiteSchema {
         /// An attribute column `decodeRow` reads without looking at the model (not transformable).
         struct PlainAttributeColumn {
             let slot: Int
-            /// The column's place in a selected row, after `Z_OPT` (``Table/selectedPlace(ofColumn:)``).
-            let place: Int32
+            /// The column's position in a selected row (``Table/selectedPosition(ofColumn:)``).
+            let position: Int32
             let type: NSAttributeType
         }
 
@@ -185,7 +193,7 @@ final class SQLiteSchema {
             plainColumns: slots.compactMap { slot in
                 guard case .attribute(let type) = slot.kind, type != .transformableAttributeType else { return nil }
                 return PlainAttributeColumn(
-                    slot: slot.slot, place: table.selectedPlace(ofColumn: slot.column), type: type)
+                    slot: slot.slot, position: table.selectedPosition(ofColumn: slot.column), type: type)
             },
             otherSlots: slots.filter { slot in
                 if case .attribute(let type) = slot.kind { return type == .transformableAttributeType }

@@ -323,6 +323,8 @@ extension SQLiteStore {
         // of its own): Z_ENT is not read, as Apple's SQL selects a constant in its place (about 45
         // instructions a row, callgrind case 2).
         let onlyNumber = mapping.subentityRange.count == 1 ? mapping.number : nil
+        // Every row is of the fetched entity's table (its subentities share it).
+        let versionPosition = mapping.table.versionPosition
         var registration = context._beginFetchRegistration()
         // The rows' values, in storages of several rows each.
         var chunks = RowChunks()
@@ -353,7 +355,7 @@ extension SQLiteStore {
             if !rowPlanRef._withUnsafeGuaranteedRef({ $0.hasTransformables }) {
                 offer.key = key
                 object = context._registerFetchedRow(
-                    offer, layout: layout, values: consume values, version: statement.int64(2), asFault: asFault,
+                    offer, layout: layout, values: consume values, version: statement.int64(versionPosition), asFault: asFault,
                     registration: &registration)
             } else {
                 // The transformable check names the row's ID in its error.
@@ -362,7 +364,7 @@ extension SQLiteStore {
                     root: rowPlanRef.takeUnretainedValue().root)
                 try TransformableValues.checkDecoded(values, layout: layout, objectID: id)
                 object = context._registerFetchedObject(
-                    objectID: id, values: consume values, version: statement.int64(2), asFault: asFault)
+                    objectID: id, values: consume values, version: statement.int64(versionPosition), asFault: asFault)
             }
             let cls = ObjectIdentifier(Swift.type(of: object))
             if objectClass == nil { objectClass = cls } else if cls != objectClass { mixedClasses = true }

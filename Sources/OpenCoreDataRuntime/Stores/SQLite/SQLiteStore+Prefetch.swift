@@ -47,7 +47,7 @@ extension SQLiteStore: IncrementalStoreBatchedRelationships {
                     if result.nodes[id] == nil {
                         result.nodes[id] = NSIncrementalStoreNode(
                             objectID: id, slotValues: decodeRow(statement, mapping: rowMapping, offset: 0),
-                            version: UInt64(max(0, statement.int64(2))))
+                            version: UInt64(max(0, statement.int64(rowMapping.table.versionPosition))))
                     }
                 }
             }

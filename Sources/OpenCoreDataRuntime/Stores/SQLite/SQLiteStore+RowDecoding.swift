@@ -75,10 +75,10 @@ extension SQLiteStore {
         offset: Int32, into row: RowWriter
     ) {
         for plain in plan.plainColumns {
-            decodePlain(statement, offset + 3 + plain.place, plain.type, into: row, slot: plain.slot)
+            decodePlain(statement, offset + plain.position, plain.type, into: row, slot: plain.slot)
         }
         for slot in plan.otherSlots {
-            let column = offset + 3 + mapping.table.selectedPlace(ofColumn: slot.column)
+            let column = offset + mapping.table.selectedPosition(ofColumn: slot.column)
             if statement.isNull(column) { continue }
             switch slot.kind {
             case .attribute(.transformableAttributeType):
@@ -90,7 +90,7 @@ extension SQLiteStore {
                 var entity = destination
                 if let entityColumn,
                     let concrete = schema.entitiesByNumber[
-                        statement.int64(offset + 3 + mapping.table.selectedPlace(ofColumn: entityColumn))]
+                        statement.int64(offset + mapping.table.selectedPosition(ofColumn: entityColumn))]
                 {
                     entity = concrete
                 }

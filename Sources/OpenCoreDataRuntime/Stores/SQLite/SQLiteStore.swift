@@ -204,7 +204,7 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         statement.bind(pk, 1)
         guard try statement.step() else { return nil }
         let rowMapping = schema.mapping(forNumber: statement.int64(1)) ?? mapping
-        return (decodeRow(statement, mapping: rowMapping, offset: 0), statement.int64(2))
+        return (decodeRow(statement, mapping: rowMapping, offset: 0), statement.int64(mapping.table.versionPosition))
     }
 
     override func newValue(
