@@ -23,7 +23,7 @@ struct FloorSubject: Subject {
         let registry = FloorRegistry()
         // The table's last column first, as OpenCoreData selects it (SQLite then reads each row's header
         // in one loop; `SQLiteSchema.Table.selectedPlace(ofColumn:)`).
-        let columns = "Z_PK, Z_OPT, ZNOTE, ZFLAG, ZID, ZRANK, ZCREATEDAT, ZSCORE, ZWEIGHT, ZNAME"
+        let columns = "Z_PK, ZNOTE, Z_OPT, ZFLAG, ZID, ZRANK, ZCREATEDAT, ZSCORE, ZWEIGHT, ZNAME"
         switch kind {
         case .fetchAll:
             return try measure {
@@ -74,9 +74,9 @@ final class FloorObject {
 
     private init(_ row: RawStatement, registry: FloorRegistry) {
         pk = row.int64(0)
-        version = row.int64(1)
+        version = row.int64(2)
         self.registry = registry
-        note = row.text(2)
+        note = row.text(1)
         flag = row.int64(3) != 0
         id = row.int64(4)
         rank = Int16(truncatingIfNeeded: row.int64(5))
