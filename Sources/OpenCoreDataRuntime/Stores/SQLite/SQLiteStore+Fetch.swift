@@ -355,8 +355,8 @@ extension SQLiteStore {
             if !rowPlanRef._withUnsafeGuaranteedRef({ $0.hasTransformables }) {
                 offer.key = key
                 object = context._registerFetchedRow(
-                    offer, layout: layout, values: consume values, version: statement.int64(versionPosition), asFault: asFault,
-                    registration: &registration)
+                    offer, layout: layout, values: consume values, version: statement.int64(versionPosition),
+                    asFault: asFault, registration: &registration)
             } else {
                 // The transformable check names the row's ID in its error.
                 let id = rowID(
