@@ -216,4 +216,42 @@ struct SQLiteStoreQueryTests {
         ids.predicate = EvenAge()
         #expect(try reader.fetch(ids).count == 5)
     }
+
+    /// A row's `Z_OPT` is read from where the select list puts it: after the table's last column
+    /// (selected first, so SQLite reads the header in one loop), or third for a table with no
+    /// columns. Versions written behind the store's back must come back through a fetch and through
+    /// a fault's row (`newValuesForObject`), for both kinds of table.
+    @Test func versionsAreReadFromTheirPlaceInEveryKindOfTable() throws {
+        let tag = NSEntityDescription(name: "Tag", properties: [])
+        let note = NSEntityDescription(
+            name: "Note",
+            properties: [
+                NSAttributeDescription(name: "text", type: .stringAttributeType),
+                NSAttributeDescription(name: "rank", type: .integer64AttributeType),
+            ])
+        let model = NSManagedObjectModel()
+        model.entities = [tag, note]
+        let store = try TestStore(NSSQLiteStoreType, model: model)
+        let writer = store.newContext()
+        insertObject("Tag", [:], into: writer)
+        insertObject("Note", ["text": "hello", "rank": 7], into: writer)
+        try writer.save()
+        let raw = try RawDatabase(try #require(store.url), readOnly: false)
+        try raw.execute("UPDATE ZTAG SET Z_OPT = 5")
+        try raw.execute("UPDATE ZNOTE SET Z_OPT = 9")
+
+        let reader = store.newContext()
+        for (entity, version) in [("Tag", 5), ("Note", 9)] {
+            let request = NSFetchRequest<NSManagedObject>(entityName: entity)
+            request.returnsObjectsAsFaults = false
+            let object = try #require(try reader.fetch(request).first)
+            #expect(object._version == Int64(version), "\(entity), fetched")
+            let node = try sqliteStore(store.coordinator).newValuesForObject(with: object.objectID, with: reader)
+            #expect(node.version == UInt64(version), "\(entity), a fault's row")
+            if entity == "Note" {
+                #expect(object.value(forKey: "text") as? String == "hello")
+                #expect(object.value(forKey: "rank") as? Int64 == 7)
+            }
+        }
+    }
 }
