@@ -29,7 +29,7 @@ struct Options: Sendable {
           --reps R       repetitions per case and library, each on a fresh file (default 5); medians reported
           --cases        which cases (default all: 1,2,3,4,5,6,7,8,8p,9)
           --libraries    which libraries (default ocd,raw,grdb-records,grdb-sql); floor, only by request, is
-                         the least an object graph does on Apple's table (cases 2 and 4)
+                         the least an object graph does on Apple's table (cases 2, 4 and 5)
           --json FILE    also write the results as JSON to FILE
           --store        OpenCoreData's store: sqlite (default) or memory (NSInMemoryStoreType)
           --predicates   how OpenCoreData predicates are built: format (NSPredicate(format:), default) or ast

@@ -40,6 +40,9 @@ final class RawDatabase {
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Rows the last INSERT, UPDATE or DELETE wrote.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     static let schema = """
         CREATE TABLE item(pk INTEGER PRIMARY KEY, id INTEGER NOT NULL, name TEXT NOT NULL, rank INTEGER NOT NULL,
             score REAL NOT NULL, weight REAL NOT NULL, createdAt REAL NOT NULL, flag INTEGER NOT NULL, note TEXT);
