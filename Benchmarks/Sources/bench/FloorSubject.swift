@@ -172,7 +172,7 @@ final class FloorRegistry: @unchecked Sendable {
 
     /// The object filed at `pk`, retained. A graph used from several threads must retain it only if it is
     /// not being freed (its `deinit` may be waiting for this lock; OpenCoreData calls `swift_tryRetain`);
-    /// here one thread fetches and frees, and no row of cases 2 and 4 finds an object filed.
+    /// here one thread fetches and frees, and no row of cases 2, 4 and 5 finds an object filed.
     func object(at pk: Int) -> FloorObject? {
         mutex.withLock { _ in
             guard pk < slots.count, let filed = slots[pk] else { return nil }

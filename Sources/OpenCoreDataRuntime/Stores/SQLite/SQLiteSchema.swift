@@ -293,6 +293,10 @@ final class SQLiteSchema {
     @exclusivity(unchecked) private(set) var compositeColumnsByProperty: [ObjectIdentifier: [CompositeColumn]] = [:]
     /// Secondary indexes (`CREATE INDEX ...`), in creation order.
     @exclusivity(unchecked) private(set) var indexStatements: [String] = []
+    /// Whether any entity declares uniqueness constraints (a subentity inherits its ancestors', and
+    /// they are among the entities): a save of a model without any skips the pass over its updated
+    /// objects that looks for constrained values (`releaseConstrainedValues`).
+    @exclusivity(unchecked) private(set) var hasUniquenessConstraints = false
 
     /// Builds the layout of `model`. `numbers` (entity name → Z_ENT, from an existing store's
     /// Z_PRIMARYKEY) overrides the computed numbering.
@@ -544,6 +548,7 @@ final class SQLiteSchema {
         columnByProperty = propertyColumns
         for entity in entitiesInOrder {
             let table = tableOf[ObjectIdentifier(entity)]!
+            if !entity.uniquenessConstraints.isEmpty { hasUniquenessConstraints = true }
             for constraint in entity.uniquenessConstraints {
                 let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
                 // A name may be a composite or one of its elements (`colorScheme.primary`).
