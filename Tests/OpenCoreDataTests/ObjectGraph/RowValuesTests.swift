@@ -139,6 +139,45 @@ struct RowValuesTests {
         #expect(item.committedValues(forKeys: ["uid"])["uid"] as? Int64 == 3)
     }
 
+    /// A save makes the values it wrote the committed snapshot: the values themselves when the
+    /// entity has no relationships (as after a fetch), held apart when it has some (to-ones as IDs).
+    /// Either way a later change leaves the snapshot as saved, and `rollback()` returns to it.
+    @Test(arguments: [false, true])
+    func aSavedObjectsSnapshotIsWhatItWrote(withRelationships: Bool) throws {
+        let model: NSManagedObjectModel
+        if withRelationships {
+            model = TestModels.graph()
+        } else {
+            model = NSManagedObjectModel()
+            model.entities = [NSEntityDescription(name: "Item", properties: [
+                NSAttributeDescription(name: "uid", type: .integer64AttributeType, isOptional: false),
+                NSAttributeDescription(name: "value", type: .integer32AttributeType),
+            ])]
+        }
+        let store = try TestStore(NSSQLiteStoreType, model: model)
+        let context = store.newContext()
+        let item = insertObject("Item", ["uid": Int64(1), "value": Int32(10)], into: context)
+        func committed() -> Int32? { item.committedValues(forKeys: ["value"])["value"] as? Int32 }
+        try context.save()  // inserted
+        #expect(committed() == 10)
+        #expect(item.changedValues().isEmpty)
+        #expect((item._snapshot?.storageForTesting === item._values.storageForTesting) == !withRelationships)
+
+        item.setValue(Int32(11), forKey: "value")
+        #expect(committed() == 10)
+        #expect(item.changedValues()["value"] as? Int32 == 11)
+        try context.save()  // updated
+        #expect(committed() == 11)
+        #expect(item.changedValues().isEmpty)
+
+        item.setValue(Int32(12), forKey: "value")
+        #expect(committed() == 11, "the change copies the values before it writes")
+        context.rollback()
+        #expect(item.value(forKey: "value") as? Int32 == 11)
+        let stored = try store.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Item"))
+        #expect(stored.map { $0.value(forKey: "value") as? Int32 } == [11])
+    }
+
     /// A fetch's rows share storages (`RowChunks`), and a row's values keep its byte offset in 16
     /// bits: rows so wide that 64 of them pass 65,535 bytes share a storage with fewer others (a
     /// row of 300 strings, about 5 KB: 12 a storage), and a row wider than that has one of its own.
