@@ -47,8 +47,11 @@ extension NSManagedObjectContext {
         try obtainPermanentIDs(for: insertedNow)
         pass = 0
         while true {
-            let request = NSSaveChangesRequest(
-                inserted: insertedNow, updated: updatedNow.filter(\.hasPersistentChangedValues), deleted: deletedNow)
+            // Usually every updated object has persistent changes: the list itself, not a copy (a
+            // retain of every object and its release after the save: about 2 ms of case 5's 100,000).
+            let persistent = updatedNow.allSatisfy(\.hasPersistentChangedValues)
+                ? updatedNow : updatedNow.filter(\.hasPersistentChangedValues)
+            let request = NSSaveChangesRequest(inserted: insertedNow, updated: persistent, deleted: deletedNow)
             do {
                 _ = try coordinator.execute(request, with: self)
                 return
