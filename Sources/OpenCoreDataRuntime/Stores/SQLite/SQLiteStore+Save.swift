@@ -16,10 +16,20 @@ extension SQLiteStore {
         let byKey = { (list: [NSManagedObject]) -> [NSManagedObject] in
             guard !list.isEmpty else { return [] }
             // An ID not made yet stays unmade.
-            var keys = list.map { object in
+            func key(_ object: NSManagedObject) -> (UInt, Int64) {
                 (UInt(bitPattern: Int(bitPattern: ObjectIdentifier(object._layout))), object._primaryKey ?? 0)
             }
-            if zip(keys, keys.dropFirst()).allSatisfy({ $0 <= $1 }) { return list }  // inserts usually are
+            // Checked in order before any key is kept: the list of keys made first (16 bytes a row in
+            // a new buffer, and its page faults) was about 1 ms of case 5's 100,000 rows (3.4 ms → 2.3).
+            var previous = key(list[0])
+            var inOrder = true
+            for object in list.dropFirst() {
+                let next = key(object)
+                if next < previous { inOrder = false; break }
+                previous = next
+            }
+            if inOrder { return list }  // inserts usually are, and updates of rows fetched in order
+            var keys = list.map(key)
             var order = Array(list.indices)
             order.sort { keys[$0] < keys[$1] }
             keys.removeAll()
