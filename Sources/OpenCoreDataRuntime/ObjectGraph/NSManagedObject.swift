@@ -433,7 +433,11 @@ open class NSManagedObject: NSObject {
     /// an object were two atomic operations each, callgrind case 1).
     package static func _setRowIdentities(_ objects: [NSManagedObject], keys: [Int64], store: ObjectIDStore) {
         LazyObjectIDs.lock.withLock { _ in
-            for (object, key) in zip(objects, keys) { object._setRowIdentityLocked(key: key, store: store) }
+            var index = 0
+            objects.forEachBorrowed { object in
+                object._setRowIdentityLocked(key: keys[index], store: store)
+                index += 1
+            }
         }
     }
 

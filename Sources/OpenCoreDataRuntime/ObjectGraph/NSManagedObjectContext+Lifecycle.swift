@@ -154,13 +154,13 @@ extension NSManagedObjectContext {
     /// several as `validationMultipleErrors` with all of them in `NSDetailedErrorsKey`.
     package func _validateForSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) throws {
         var errors: [(error: any Error, object: NSManagedObject)] = []
-        for object in inserted {
+        inserted.forEachBorrowed { object in
             do { try object.validateForInsert() } catch { errors.append((error, object)) }
         }
-        for object in updated {
+        updated.forEachBorrowed { object in
             do { try object.validateForUpdate() } catch { errors.append((error, object)) }
         }
-        for object in deleted {
+        deleted.forEachBorrowed { object in
             do { try object.validateForDelete() } catch { errors.append((error, object)) }
         }
         if let error = OpenCoreDataError.grouping(anyErrors: errors) { throw error }
@@ -168,7 +168,7 @@ extension NSManagedObjectContext {
 
     /// After a save: deleted objects turn into faults (`willTurnIntoFault()`, `didTurnIntoFault()`).
     package func _turnSavedDeletionsIntoFaults(_ deleted: [NSManagedObject]) {
-        for object in deleted { object._turnIntoFault() }
+        deleted.forEachBorrowed { $0._turnIntoFault() }
     }
 }
 

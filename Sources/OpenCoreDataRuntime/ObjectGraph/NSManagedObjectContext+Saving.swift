@@ -53,27 +53,27 @@ extension NSManagedObjectContext {
         try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
 
         // The stores have the changes: commit them in memory.
-        for object in insertedNow {
+        insertedNow.forEachBorrowed { object in
             object._isInserted = false
             object._version = 1
             object._commitSnapshot()
             object._clearChangedSlots()
         }
-        for object in updatedNow {
+        updatedNow.forEachBorrowed { object in
             if object.hasPersistentChangedValues { object._version += 1 }
             object._commitSnapshot()
             object._clearChangedSlots()
         }
-        for object in deletedNow {
+        deletedNow.forEachBorrowed { object in
             registry.remove(object)
             object._context = nil
         }
         inserted.removeAll()
         changed.removeAll()
         deleted.removeAll()
-        for object in insertedNow { object.didSave() }  // (three loops: no concatenated copy)
-        for object in updatedNow { object.didSave() }
-        for object in deletedNow { object.didSave() }
+        insertedNow.forEachBorrowed { $0.didSave() }  // (three loops: no concatenated copy)
+        updatedNow.forEachBorrowed { $0.didSave() }
+        deletedNow.forEachBorrowed { $0.didSave() }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
             NSInsertedObjectsKey: Self.notificationSet(insertedNow), NSUpdatedObjectsKey: Self.notificationSet(updatedNow),
             NSDeletedObjectsKey: Self.notificationSet(deletedNow),

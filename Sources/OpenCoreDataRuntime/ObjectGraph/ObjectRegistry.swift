@@ -446,11 +446,14 @@ package struct ObjectRegistry {
         let released = table.withLock { table -> [Released] in
             var moved: [Bool] = []
             moved.reserveCapacity(objects.count)
-            for object in objects {
+            objects.forEachBorrowed { object in
                 moved.append(table.remove(Unmanaged.passUnretained(object).toOpaque(), at: Location(object)))
             }
             var released: [Released] = []
-            for (index, object) in objects.enumerated() where moved[index] {
+            var index = 0
+            objects.forEachBorrowed { object in
+                defer { index += 1 }
+                guard moved[index] else { return }
                 let location = Location(store: store, root: object._layout.rootID, key: keys[index])
                 let displaced = table.store(object, at: location)
                 if displaced.0 != nil || displaced.1 != nil { released.append(displaced) }

@@ -23,9 +23,10 @@ extension SQLiteStore {
             // a new buffer, and its page faults) was about 1 ms of case 5's 100,000 rows (3.4 ms → 2.3).
             var previous = key(list[0])
             var inOrder = true
-            for object in list.dropFirst() {
+            list.forEachBorrowed { object in
+                guard inOrder else { return }
                 let next = key(object)
-                if next < previous { inOrder = false; break }
+                if next < previous { inOrder = false }
                 previous = next
             }
             if inOrder { return list }  // inserts usually are, and updates of rows fetched in order
@@ -139,7 +140,7 @@ extension SQLiteStore {
                     }
                     if next < end {
                         let statement = try connection.prepare(mapping.deleteSQL(checked: checked))
-                        for object in deleted[next..<end] {
+                        try deleted.forEachBorrowed(in: next..<end) { object in
                             statement.rewind()
                             try deleteRow(object, mapping, statement, connection)
                             try rowWritten()
@@ -165,7 +166,7 @@ extension SQLiteStore {
                     }
                     guard next < run.upperBound else { return }
                     let statement = try single()
-                    for object in objects[next..<run.upperBound] {
+                    try objects.forEachBorrowed(in: next..<run.upperBound) { object in
                         statement.rewind()  // harmless on a statement just prepared: nothing to undo
                         try bindRow(
                             object, mapping, insert: insert, statement, from: 1, to: statement.parameterCount,

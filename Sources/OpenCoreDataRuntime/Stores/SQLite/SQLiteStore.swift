@@ -132,11 +132,11 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         var lastEntity: ObjectIdentifier?
         var lastRoot: Int64 = 0
         var run: Int64 = 0  // objects of `lastEntity` in a row, counted once per run
-        for object in array {
+        try array.forEachBorrowed { object in
             if ObjectIdentifier(object._layout) == lastEntity {
                 rootNumbers.append(lastRoot)
                 run += 1
-                continue
+                return
             }
             let entity = object.entity
             guard let root = schema.number(of: entity.rootEntity) else {
