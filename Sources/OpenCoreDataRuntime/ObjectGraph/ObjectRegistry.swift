@@ -382,7 +382,7 @@ package struct ObjectRegistry {
             if file(object, onPage: key, slot: slot) { return }
             location = .page(key, slot: slot)
         } else {
-            location = Location(object)
+            location = Location(object._objectID)  // it has an ID (no lazy place): not looked for again
             if case .page(let key, let slot) = location, file(object, onPage: key, slot: slot) { return }
         }
         let displaced = table.withLock { table in table.store(object, at: location) }
@@ -421,7 +421,7 @@ package struct ObjectRegistry {
     package func removeDeinitializing(_ object: NSManagedObject) {
         let address = Unmanaged.passUnretained(object).toOpaque()
         if let (key, slot) = Self.lazyPagePlace(of: object) { return remove(address, fromPage: key, slot: slot) }
-        let location = Location(object)
+        let location = Location(object._objectID)  // it has an ID (no lazy place): not looked for again
         if case .page(let key, let slot) = location { return remove(address, fromPage: key, slot: slot) }
         table.withLock { table in _ = table.remove(address, at: location) }
     }
