@@ -204,6 +204,11 @@ open class NSManagedObject: NSObject {
         return _flag(Self.hasWideChanges) && _changedSlots.contains(slot)
     }
 
+    /// The changed slots below 64 among `slots` (a mask of those slots' bits): bit `s` set when slot
+    /// `s` is one of them and changed since the last save.
+    @inline(__always)
+    package final func _changedSlotBits(within slots: UInt64) -> UInt64 { _changedLow & slots }
+
     /// Empties ``_changedSlots``.
     @inline(__always)
     package final func _clearChangedSlots() {

@@ -85,4 +85,41 @@ struct SQLitePartialUpdateTests {
             #expect(rows.sorted { $0.1 < $1.1 }.map { "\($0.0)/\($0.1)" } == expected.sorted { $0.1 < $1.1 }.map { "\($0.0)/\($0.1)" })
         }
     }
+
+    /// The same for an entity of more than 64 attributes, whose changed slots past 63 are kept
+    /// apart from the others (`WideChangedSlots`): rows changed only past 63, alternating between
+    /// two columns, each write their own (a save that told runs apart by the slots below 64 alone
+    /// would write them all with the first row's statement).
+    @Test func rowsOfAnEntityOfMoreThan64AttributesChangedPastSlot63EachWriteTheirOwn() throws {
+        let names = (0..<70).map { "a\($0)" }
+        let entity = NSEntityDescription(
+            name: "Wide", managedObjectClassName: "NSManagedObject",
+            properties: names.map { NSAttributeDescription(name: $0, type: .integer64AttributeType) })
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let store = try TestStore(NSSQLiteStoreType, model: model)
+        let context = store.newContext()
+        try context.performAndWait {
+            let objects = (0..<4).map { row in
+                let object = NSManagedObject(entity: entity, insertInto: context)
+                for (i, name) in names.enumerated() { object.setValue(Int64(row * 100 + i), forKey: name) }
+                return object
+            }
+            try context.save()
+            for (row, object) in objects.enumerated() {
+                object.setValue(Int64(-1 - row), forKey: row % 2 == 0 ? "a68" : "a69")
+            }
+            try context.save()
+        }
+        try store.reopen()
+        let reader = store.newContext()
+        try reader.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Wide")
+            request.sortDescriptors = [NSSortDescriptor(key: "a0", ascending: true)]
+            let rows = try reader.fetch(request).map {
+                [$0.value(forKey: "a68") as? Int64 ?? 0, $0.value(forKey: "a69") as? Int64 ?? 0]
+            }
+            #expect(rows == [[-1, 69], [168, -2], [-3, 269], [368, -4]])
+        }
+    }
 }

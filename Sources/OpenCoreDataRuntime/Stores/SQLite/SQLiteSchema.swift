@@ -144,6 +144,8 @@ final class SQLiteSchema {
         // opt out of run-time exclusivity checks (about 76 instructions per read, callgrind case 5).
         @exclusivity(unchecked) var slots: [SlotMapping] = [] {
             didSet {
+                slotBits = slots.allSatisfy { (0..<64).contains($0.slot) }
+                    ? slots.reduce(0) { $0 | 1 << UInt64($1.slot) } : nil
                 saveSlots = slots.map { slot in
                     switch slot.kind {
                     case .attribute(let type): .attribute(slot: slot.slot, type: type)
@@ -186,6 +188,10 @@ final class SQLiteSchema {
         }
 
         @exclusivity(unchecked) private(set) var saveSlots: [SaveSlot] = []
+
+        /// The bits of `slots`' slots, when every one is below 64 (else `nil`): which of them changed
+        /// is then one mask (``NSManagedObject/_changedSlotBits(within:)``). Set with `slots`.
+        @exclusivity(unchecked) private(set) var slotBits: UInt64?
 
         /// `slots` split for decoding rows (see `SQLiteStore+RowDecoding.swift`), built on first use
         /// (the schema is complete by then).
