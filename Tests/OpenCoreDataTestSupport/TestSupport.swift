@@ -29,6 +29,17 @@ public enum StoreHarness {
 
 /// Models built in code for store tests.
 public enum TestModels {
+    /// One entity, `Wide`, of `count` `Int64` attributes named `a0`, `a1`, …: past 64 of them, an
+    /// object keeps the changes of slots past 63 apart from the others.
+    public static func wide(attributes count: Int) -> (model: NSManagedObjectModel, entity: NSEntityDescription) {
+        let entity = NSEntityDescription(
+            name: "Wide", managedObjectClassName: "NSManagedObject",
+            properties: (0..<count).map { NSAttributeDescription(name: "a\($0)", type: .integer64AttributeType) })
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return (model, entity)
+    }
+
     /// Company: `Department` 1—n `Employee` (inverse `department`), `Employee` ↔ `Project` many-to-many
     /// (`projects`/`members`), `Manager` a subentity of `Employee`, and `Item` with one attribute of
     /// every stored type.

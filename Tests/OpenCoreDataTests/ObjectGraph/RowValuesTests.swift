@@ -221,11 +221,7 @@ struct SlotSetTests {
     /// aside entry goes with the save, the rollback and the object.
     @Test func anEntityOfMoreThan64PropertiesTracksItsChanges() throws {
         let names = (0..<70).map { "a\($0)" }
-        let entity = NSEntityDescription(
-            name: "Wide", managedObjectClassName: "NSManagedObject",
-            properties: names.map { NSAttributeDescription(name: $0, type: .integer64AttributeType) })
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
+        let (model, entity) = TestModels.wide(attributes: names.count)
         let store = try TestStore(NSSQLiteStoreType, model: model)
         func aside(_ object: NSManagedObject) -> [UInt64]? {
             NSManagedObject._wideChangedSlotsForTesting(ObjectIdentifier(object))

@@ -92,11 +92,7 @@ struct SQLitePartialUpdateTests {
     /// would write them all with the first row's statement).
     @Test func rowsOfAnEntityOfMoreThan64AttributesChangedPastSlot63EachWriteTheirOwn() throws {
         let names = (0..<70).map { "a\($0)" }
-        let entity = NSEntityDescription(
-            name: "Wide", managedObjectClassName: "NSManagedObject",
-            properties: names.map { NSAttributeDescription(name: $0, type: .integer64AttributeType) })
-        let model = NSManagedObjectModel()
-        model.entities = [entity]
+        let (model, entity) = TestModels.wide(attributes: names.count)
         let store = try TestStore(NSSQLiteStoreType, model: model)
         let context = store.newContext()
         try context.performAndWait {
