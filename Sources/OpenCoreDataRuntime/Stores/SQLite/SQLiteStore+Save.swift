@@ -219,10 +219,8 @@ extension SQLiteStore {
                         changed.append(index)
                     }
                     let partial = changed.count < mapping.slots.count && mapping.compositeSlots.isEmpty
-                    if runMapping === mapping, partial ? runEntries == changed : runEntries == nil {
-                        runBits = bits
-                        continue
-                    }
+                    // (Reached with `bits` only for a new run: within one, rows whose bits differ differ in columns.)
+                    if runMapping === mapping, partial ? runEntries == changed : runEntries == nil { continue }
                     try endRun(at: position)
                     runStart = position
                     runMapping = mapping
