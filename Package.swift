@@ -2,6 +2,15 @@
 import CompilerPluginSupport
 import PackageDescription
 
+// Where the Swift runtime internals the package uses are known to hold (docs/runtime-internals.md):
+// Linux and Apple's platforms. Elsewhere (Windows, Android, WASI, ...) `OCD_PORTABLE_RUNTIME` is
+// defined and plain Swift takes their place; it can be defined by hand too, with
+// `swift build -Xswiftc -DOCD_PORTABLE_RUNTIME`, or with the environment variable
+// `OCD_PORTABLE_RUNTIME=1` (which leaves the dependencies' build settings alone).
+let runtimeInternalsPlatforms: [Platform] = [.linux, .macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS]
+let portableRuntimePlatforms: [Platform] = [.windows, .android, .wasi, .openbsd]
+let portableRuntimeRequested = Context.environment["OCD_PORTABLE_RUNTIME"].map { !$0.isEmpty && $0 != "0" } ?? false
+
 let package = Package(
     name: "OpenCoreData",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .macCatalyst(.v18)],
@@ -25,13 +34,17 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
-        // Swift runtime entry points the standard library does not expose (the context's registry).
+        // Swift runtime entry points the standard library does not expose (docs/runtime-internals.md).
         .systemLibrary(name: "CSwiftRuntime"),
         // Per-thread slots in C11 thread-local storage (`ThreadLocalReference`).
         .target(name: "COpenCoreDataThreadLocal"),
         // The runtime: model, object graph, queries, coordination, stores.
         .target(
-            name: "OpenCoreDataRuntime", dependencies: ["CSQLite", "CZlib", "CSwiftRuntime", "COpenCoreDataThreadLocal"]
+            name: "OpenCoreDataRuntime",
+            dependencies: [
+                "CSQLite", "CZlib", "COpenCoreDataThreadLocal",
+                .target(name: "CSwiftRuntime", condition: .when(platforms: runtimeInternalsPlatforms)),
+            ]
         ),
         .macro(
             name: "OpenCoreDataMacros",
@@ -92,5 +105,8 @@ for target in package.targets where target.type != .system {
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.define("OCD_INVARIANTS", .when(configuration: .debug)))
+    settings.append(
+        portableRuntimeRequested
+            ? .define("OCD_PORTABLE_RUNTIME") : .define("OCD_PORTABLE_RUNTIME", .when(platforms: portableRuntimePlatforms)))
     target.swiftSettings = settings
 }

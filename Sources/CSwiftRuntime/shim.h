@@ -5,6 +5,17 @@
 // Entry points of the Swift runtime (libswiftCore, linked into every Swift program) that the
 // standard library does not expose. Declared as in the runtime's include/swift/Runtime/HeapObject.h;
 // Swift code cannot declare them itself (`@_silgen_name` on a `swift_` name is reserved).
+//
+// Used only where they are known to hold: Linux and Apple's platforms (docs/runtime-internals.md).
+// Elsewhere, or with `OCD_PORTABLE_RUNTIME` defined (`-Xcc -DOCD_PORTABLE_RUNTIME`, beside Swift's
+// `-Xswiftc -DOCD_PORTABLE_RUNTIME`), the header declares nothing and the runtime does not import it.
+#if !defined(OCD_PORTABLE_RUNTIME) && !defined(__linux__) && !defined(__APPLE__)
+#define OCD_PORTABLE_RUNTIME 1
+#endif
+#if defined(__ANDROID__) && !defined(OCD_PORTABLE_RUNTIME)
+#define OCD_PORTABLE_RUNTIME 1
+#endif
+#if !defined(OCD_PORTABLE_RUNTIME)
 
 /// Increments the object's strong reference count unless it has begun to deinitialize, in one
 /// atomic step; returns the object if it did, else NULL. (Older runtimes declared it returning
@@ -88,4 +99,5 @@ static inline bool cswiftruntime_keepsChangeNotifications(const void *metadata, 
     return cswiftruntime_NSManagedObject_keeps(
         metadata, base, &cswiftruntime_NSManagedObject_willChangeValue, &cswiftruntime_NSManagedObject_didChangeValue);
 }
+#endif // !OCD_PORTABLE_RUNTIME
 #endif

@@ -1,5 +1,3 @@
-import CSwiftRuntime
-
 /// Which of `NSManagedObject`'s own hook methods an object's class keeps (neither it nor an
 /// ancestor overrides them).
 package struct KeptMethods: OptionSet, Sendable {
@@ -26,34 +24,25 @@ extension NSManagedObject {
     /// Found once per class and entity by the Swift runtime's vtable lookup, and kept in the
     /// entity's layout with the class it is for: looked up for each object saved, the
     /// `validateValue(_:forKey:)` entry alone was about 100 instructions (callgrind cases 1 and 5).
+    ///
+    /// Where the lookup is not used (`OCD_PORTABLE_RUNTIME`, Support/RuntimeInternals) no class
+    /// keeps any: every hook is called.
     @inline(__always)
     package final var _keptMethods: KeptMethods {
-        let cls = unsafeBitCast(type(of: self), to: UInt.self)
+        let cls = UInt(bitPattern: ObjectIdentifier(type(of: self)))
         let cached = _layout.keptMethods.load(ordering: .relaxed)
         if cached & ~UInt(7) == cls { return KeptMethods(rawValue: cached & 7) }
-        return Self._lookUpKeptMethods(cls, layout: _layout)
+        return Self._lookUpKeptMethods(type(of: self), layout: _layout)
     }
 
-    /// Looks up what the class `cls` (a metadata pointer: 8-byte aligned, so its three low bits
-    /// are free) keeps and records it in `layout`. Two threads doing it at once record the same.
+    /// Looks up what the class `cls` keeps and records it in `layout`, beside the class's metadata
+    /// pointer (8-byte aligned, so its three low bits are free). Two threads doing it at once record
+    /// the same.
     @inline(never)
-    private static func _lookUpKeptMethods(_ cls: UInt, layout: EntityLayout) -> KeptMethods {
-        let metadata = UnsafeRawPointer(bitPattern: cls).unsafelyUnwrapped
-        let base = unsafeBitCast(NSManagedObject.self, to: UnsafeRawPointer.self)
-        var kept: KeptMethods = []
-        if cswiftruntime_keepsAccessNotifications(metadata, base) { kept.insert(.access) }
-        if cswiftruntime_keepsChangeNotifications(metadata, base) { kept.insert(.change) }
-        if !_overridesValidateValue(unsafeBitCast(cls, to: NSManagedObject.Type.self)) { kept.insert(.validation) }
-        layout.keptMethods.store(cls | kept.rawValue, ordering: .relaxed)
+    private static func _lookUpKeptMethods(_ cls: NSManagedObject.Type, layout: EntityLayout) -> KeptMethods {
+        var kept = _keptNotifications(cls)
+        if !_overridesValidateValue(cls) { kept.insert(.validation) }
+        layout.keptMethods.store(UInt(bitPattern: ObjectIdentifier(cls)) | kept.rawValue, ordering: .relaxed)
         return kept
-    }
-
-    /// Whether instances of `cls` call `NSManagedObject`'s own `willSave()`, which does nothing
-    /// (neither `cls` nor an ancestor overrides it). A vtable lookup by the Swift runtime: the
-    /// caller keeps the answer for the class it asked about last.
-    package static func _keepsWillSave(_ cls: NSManagedObject.Type) -> Bool {
-        cswiftruntime_keepsWillSave(
-            unsafeBitCast(cls, to: UnsafeRawPointer.self),
-            unsafeBitCast(NSManagedObject.self, to: UnsafeRawPointer.self))
     }
 }

@@ -25,7 +25,7 @@ extension NSManagedObject {
         guard let slot = key.cachedSlot(in: _layout), !_isFault,
             // This class keeps the access notifications (``_keptMethods``, its bit compared in place).
             _layout.keptMethods.load(ordering: .relaxed) & ~UInt(6)
-                == unsafeBitCast(Swift.type(of: self), to: UInt.self) | KeptMethods.access.rawValue
+                == UInt(bitPattern: ObjectIdentifier(Swift.type(of: self))) | KeptMethods.access.rawValue
         else { return nil }  // not cached for this entity, a fault, notifications overridden or not looked up yet
         return withUnsafeMutablePointer(to: &_storedValues) { RowValues.typedField(at: $0, slot, as: T.self) }
     }

@@ -1,4 +1,3 @@
-import CSwiftRuntime
 import Foundation
 
 // The default implementations of `validateForInsert()`, `validateForUpdate()`,
@@ -58,13 +57,13 @@ extension NSManagedObject {
     /// destroys the copy, for every property of every saved object.
     @inline(__always)
     private static func _storedTypeIs(_ expected: any Any.Type, _ value: inout Any?) -> Bool {
-        withUnsafeMutablePointer(to: &value) { ValueConversion.container(at: UnsafeRawPointer($0), holds: expected) }
+        withUnsafeMutablePointer(to: &value) { ValueConversion.holds(at: $0, valueOfType: expected) }
     }
 
     /// Whether `value` is `nil`, read in place (its metadata word is null).
     @inline(__always)
     private static func _isNilInPlace(_ value: inout Any?) -> Bool {
-        withUnsafeMutablePointer(to: &value) { ValueConversion.metadata(ofContainerAt: UnsafeRawPointer($0)) == nil }
+        withUnsafeMutablePointer(to: &value) { ValueConversion.isNil(at: $0) }
     }
 
     /// Whether values of an attribute type have one canonical Swift type (transformable,
@@ -131,21 +130,6 @@ extension NSManagedObject {
             }
         }
         if !errors.isEmpty, let error = OpenCoreDataError.grouping(anyErrors: errors) { throw error }
-    }
-
-    /// Whether instances of `cls` call an override of `validateValue(_:forKey:)` (the class's own or
-    /// an ancestor's) rather than `NSManagedObject`'s: the implementations in their vtable entries,
-    /// looked up by the Swift runtime (about 100 instructions a lookup; the default's is looked up
-    /// once). A save asks ``_keptMethods``, which keeps the answer per class and entity.
-    package static func _overridesValidateValue(_ cls: NSManagedObject.Type) -> Bool {
-        _validateValueImplementation(of: cls) != _defaultValidateValue
-    }
-
-    private static let _defaultValidateValue = _validateValueImplementation(of: NSManagedObject.self)
-
-    /// The implementation's address, as an integer (a pointer is not `Sendable`).
-    private static func _validateValueImplementation(of cls: NSManagedObject.Type) -> UInt {
-        UInt(bitPattern: cswiftruntime_validateValueImplementation(unsafeBitCast(cls, to: UnsafeRawPointer.self)))
     }
 
     /// Whether the attribute at `slot` passes `_validateValue(_:forKey:)`'s first two checks as it

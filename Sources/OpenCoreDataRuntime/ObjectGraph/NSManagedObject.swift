@@ -69,6 +69,11 @@ open class NSManagedObject: NSObject {
     @exclusivity(unchecked) private var _changedLow: UInt64 = 0
     @exclusivity(unchecked) private var _changedTablePosition: Int32 = -1
     @exclusivity(unchecked) private var _deletedTablePosition: Int32 = -1
+    #if OCD_PORTABLE_RUNTIME
+    /// The object itself, held weakly: where `swift_tryRetain` is not used, the registry takes a
+    /// reference to an object only through this (`strongReference(_:)`, Support/RuntimeInternals).
+    package weak var _registryReference: NSManagedObject?
+    #endif
 
     @inline(__always)
     private final func _flag(_ bit: UInt16) -> Bool { _flags & bit != 0 }
@@ -327,6 +332,9 @@ open class NSManagedObject: NSObject {
             isFault = false
         }
         super.init()
+        #if OCD_PORTABLE_RUNTIME
+        _registryReference = self  // before the object can be registered
+        #endif
         // A fault is made from its layout's `managedObjectClass`, which has noted that class: noting
         // it here again retained and released the object and its layout around the check, and any
         // use of `self` below retained and released the object (six atomic operations for every

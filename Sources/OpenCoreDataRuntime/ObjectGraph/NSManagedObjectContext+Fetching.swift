@@ -44,25 +44,22 @@ extension NSManagedObjectContext {
     }
 
     /// `results` as `[T]`. Managed objects of exactly class `T` (a typed request's usual results)
-    /// are taken without the runtime's general cast, which costs hundreds of instructions a row.
+    /// are taken without the runtime's general cast, which costs hundreds of instructions a row
+    /// (docs/runtime-internals.md; `OCD_PORTABLE_RUNTIME` casts each).
     private static func typedResults<T>(_ results: inout [Any], as _: T.Type) -> [T] {
-        let cls: AnyClass? = T.self as? AnyClass
-        if let cls, let objects = takeObjects(from: &results, ofExactClass: cls) {
+        #if !OCD_PORTABLE_RUNTIME
+        if let cls = T.self as? AnyClass, let objects = takeObjects(from: &results, ofExactClass: cls) {
             // Every element is an instance of exactly `T`, a class: `[NSManagedObject]` and `[T]` then
             // hold the same references in the same layout. `fetch<T>` is compiled once for every `T`,
             // so building `[T]` element by element went through the generic `append` and `Any`'s value
             // witnesses (about 680 instructions per row, callgrind case 2).
             return unsafeBitCast(objects, to: [T].self)
         }
-        let exactClass = cls.map(ObjectIdentifier.init)
+        #endif
         var typed: [T] = []
         typed.reserveCapacity(results.count)
         for result in results {
-            if let exactClass, let object = ValueConversion.boxedManagedObject(result), ObjectIdentifier(type(of: object)) == exactClass {
-                typed.append(unsafeBitCast(object, to: T.self))
-            } else if let value = result as? T {
-                typed.append(value)
-            }
+            if let value = result as? T { typed.append(value) }
         }
         return typed
     }
@@ -71,11 +68,13 @@ extension NSManagedObjectContext {
     /// through the general path. `ofClass`, the class the store found all of them to be, spares
     /// reading every object's class word.
     private static func typedResults<T>(_ objects: [NSManagedObject], ofClass: ObjectIdentifier?, as _: T.Type) -> [T] {
+        #if !OCD_PORTABLE_RUNTIME
         if let exactClass = (T.self as? AnyClass).map(ObjectIdentifier.init),
             ofClass == exactClass || objects.allSatisfy({ ObjectIdentifier(type(of: $0)) == exactClass })
         {
             return unsafeBitCast(objects, to: [T].self)
         }
+        #endif
         var boxed = objects.map { $0 as Any }
         return typedResults(&boxed, as: T.self)
     }
@@ -87,8 +86,9 @@ extension NSManagedObjectContext {
     /// The references change hands without a retain and a release: each is a write to the object's
     /// header, a cache miss per row in a large fetch (`perf`, case 2 at N = 100,000; when the
     /// registry held objects weakly, a miss in each object's side table).
+    #if !OCD_PORTABLE_RUNTIME
     private static func takeObjects(from results: inout [Any], ofExactClass exactClass: AnyClass) -> [NSManagedObject]? {
-        let classMetadata = unsafeBitCast(exactClass, to: UnsafeRawPointer.self)
+        let classMetadata = ValueConversion.metadata(of: exactClass)
         // First a check that reads the containers and the objects' class words only.
         let all = results.withUnsafeBufferPointer { buffer -> Bool in
             guard let base = buffer.baseAddress else { return true }
@@ -115,6 +115,7 @@ extension NSManagedObjectContext {
         }
         return objects
     }
+    #endif
 
     /// Runs a fetch request and returns all results as `NSFetchRequestResult`s.
     public func fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {

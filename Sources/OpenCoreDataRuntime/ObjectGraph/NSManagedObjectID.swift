@@ -155,13 +155,7 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     /// a comparison, about 1,000 instructions (callgrind case 8p). `nil` for anything else.
     @inline(__always)
     private static func classReference(in value: Any?) -> NSManagedObjectID? {
-        withUnsafePointer(to: value) { pointer in
-            let container = UnsafeRawPointer(pointer)
-            guard let metadata = ValueConversion.metadata(ofContainerAt: container),
-                unsafeBitCast(metadata, to: Any.Type.self) is AnyObject.Type
-            else { return nil }
-            return container.load(as: AnyObject.self) as? NSManagedObjectID
-        }
+        ValueConversion.classInstance(in: value) as? NSManagedObjectID
     }
 
     /// `isEqual(_:)` without the cast, for the context's registry.

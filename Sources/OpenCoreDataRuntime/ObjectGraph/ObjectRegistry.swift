@@ -1,4 +1,3 @@
-import CSwiftRuntime
 import Foundation
 import Synchronization
 
@@ -14,10 +13,11 @@ import Synchronization
 /// Thread safety: the table is used on the context's queue, but the last release of an object can
 /// happen on any thread (a confinement violation that must not corrupt memory). So every access
 /// takes the table's lock, and a lookup turns a pointer into a reference only with a *try-retain*
-/// (`strongReference(_:)`), which fails for an object already deinitializing: such an object is
-/// about to remove its entry, and its memory stays valid until it has (its `deinit` waits for the
-/// lock). Inside the lock no managed object may be released (its `deinit` would take the lock
-/// again): whatever an operation lets go of is handed back and released after the lock.
+/// (`strongReference(_:)`, Support/RuntimeInternals), which fails for an object already
+/// deinitializing: such an object is about to remove its entry, and its memory stays valid until
+/// it has (its `deinit` waits for the lock). Inside the lock no managed object may be released (its
+/// `deinit` would take the lock again): whatever an operation lets go of is handed back and
+/// released after the lock.
 ///
 /// Layout: an object's entry is filed by its ID's store, root entity and key. Our stores' keys are
 /// integers (`Z_PK`, and a temporary ID's number), handed out in sequence, and fetches, saves and
@@ -528,16 +528,3 @@ package struct ObjectRegistry {
         withExtendedLifetime(released) {}
     }
 }
-
-/// The object behind `pointer` with a new strong reference, or `nil` if it is deinitializing.
-///
-/// `swift_tryRetain` is the Swift runtime's own entry point (exported by `libswiftCore`, declared
-/// in the runtime's `HeapObject.h`): it increments the strong count unless the object has started
-/// to deinitialize, in one atomic step. The standard library has no public spelling of it
-/// (`Unmanaged` only retains unconditionally, and `unowned` traps on a deinitializing object), and
-/// Swift reserves `@_silgen_name` on runtime names, so a C header declares it (`CSwiftRuntime`).
-@inline(__always)
-private func strongReference(_ pointer: UnsafeMutableRawPointer) -> NSManagedObject? {
-    cswiftruntime_tryRetain(pointer) ? Unmanaged<NSManagedObject>.fromOpaque(pointer).takeRetainedValue() : nil
-}
-

@@ -610,7 +610,7 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
             guard RowLayout.kind(of: T.self) == kind else { return nil }
             return field(row, slot).assumingMemoryBound(to: T.self).pointee
         }
-        return ValueConversion.exactly(inContainerAt: UnsafeRawPointer(field(row, slot)), as: T.self)
+        return ValueConversion.exactly(at: UnsafePointer(field(row, slot).assumingMemoryBound(to: Any.self)), as: T.self)
     }
 
     /// ``RowValues/typedField(at:_:as:)`` on this storage; `kind` is `T`'s field kind.
@@ -633,11 +633,10 @@ package final class RowStorage: ManagedBuffer<RowStorage.Header, UInt64> {
     func setValue(_ value: Any?, _ row: Int, at slot: Int) {
         clear(row, slot)
         withUnsafePointer(to: value) { pointer in
-            let container = UnsafeRawPointer(pointer)
-            guard ValueConversion.metadata(ofContainerAt: container) != nil else { return }
+            guard !ValueConversion.isNil(at: pointer) else { return }
             let field = self.field(row, slot)
             func store<T>(_: T.Type) -> Bool {
-                guard let typed = ValueConversion.exactly(inContainerAt: container, as: T.self) else { return false }
+                guard let typed = ValueConversion.exactly(at: pointer, as: T.self) else { return false }
                 field.initializeMemory(as: T.self, to: typed)
                 return true
             }

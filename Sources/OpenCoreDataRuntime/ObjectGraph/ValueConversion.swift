@@ -91,136 +91,10 @@ package enum ValueConversion {
         return convertSlow(value, to: T.self)
     }
 
-    /// `value as? T`, with the in-place load of ``exactly(_:as:)`` first.
+    /// `value as? T`, with the in-place load of ``exactly(_:as:)`` (Support/RuntimeInternals) first.
     @inline(__always)
     package static func cast<T>(_ value: Any, to type: T.Type) -> T? {
         exactly(value, as: T.self) ?? value as? T
-    }
-
-    /// `value` if its dynamic type is exactly `T` and `T` is stored inline in an `Any`, else `nil`
-    /// (no answer: the caller tries `as?` next).
-    ///
-    /// The runtime's general cast (`as?` from `Any`) looks through optionals, existentials, classes
-    /// and bridging: about 250 instructions for an `Int64`, paid for every attribute a save binds or
-    /// an accessor reads. An `Any` is an opaque existential container, whose layout is part of Swift's
-    /// stable ABI (docs/ABI/TypeLayout.rst, "Existential Container Layout"): a three-word value buffer
-    /// and then the type's metadata pointer; a value of at most three words, word-aligned and bitwise
-    /// takable (the scalars, `Date`, `String`) is stored inline at the start of the buffer. So when
-    /// the metadata pointer is `T`'s, the value can be loaded in place.
-    @inline(__always)
-    package static func exactly<T>(_ value: Any, as type: T.Type) -> T? {
-        withUnsafePointer(to: value) { exactly(inContainerAt: UnsafeRawPointer($0), as: T.self) }
-    }
-
-    /// ``exactly(_:as:)`` for the `Any` (or `Any?`) container at `container`, read in place: copying
-    /// the value out first went through its generic copy and destroy (about 400 instructions per
-    /// typed accessor read, callgrind case 2). `Optional<Any>` has `Any`'s layout (its `nil` is an
-    /// extra inhabitant of the metadata pointer), so a container whose metadata is `T`'s holds a `T` inline.
-    @inline(__always)
-    package static func exactly<T>(inContainerAt container: UnsafeRawPointer, as type: T.Type) -> T? {
-        guard MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size, MemoryLayout<T>.alignment <= MemoryLayout<Int>.alignment,
-            MemoryLayout<T>.size > 0, InlineStorage.isInline(T.self)
-        else { return nil }
-        return loadExactly(container, as: T.self)
-    }
-
-    /// ``exactly(inContainerAt:as:)`` for element `index` of an array, as `NSPredicate(format:_:)`'s
-    /// variadic arguments come, read in place.
-    @inline(__always)
-    package static func exactly<T>(in values: [Any?], at index: Int, as type: T.Type) -> T? {
-        guard MemoryLayout<Any?>.size == MemoryLayout<Any>.size else { return nil }
-        return values.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, index >= 0, index < buffer.count else { return nil }
-            return exactly(inContainerAt: UnsafeRawPointer(base + index), as: T.self)
-        }
-    }
-
-    /// The type metadata word of the `Any` (or `Any?`) container at `container`: `nil` for an
-    /// `Any?` holding `nil`. The one place that knows where the word lies (see ``exactly(_:as:)``).
-    @inline(__always)
-    package static func metadata(ofContainerAt container: UnsafeRawPointer) -> UnsafeRawPointer? {
-        container.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
-    }
-
-    /// Whether the container at `container` holds a value of exactly `type`.
-    @inline(__always)
-    package static func container(at container: UnsafeRawPointer, holds type: any Any.Type) -> Bool {
-        metadata(ofContainerAt: container) == unsafeBitCast(type, to: UnsafeRawPointer.self)
-    }
-
-    /// Sets the `Any?` at `container` to `nil`, destroying its value. The common attribute values
-    /// are destroyed without the generic `Optional<Any>` value witness (about 60 instructions, per
-    /// property of every validated object): the trivial scalars and `Date` need nothing destroyed,
-    /// and a `String` (inline, see ``exactly(_:as:)``) is released as one. `nil` is a null metadata
-    /// word (see ``metadata(ofContainerAt:)``).
-    @inline(__always)
-    package static func clear(containerAt container: UnsafeMutablePointer<Any?>) {
-        let raw = UnsafeMutableRawPointer(container)
-        guard let metadata = self.metadata(ofContainerAt: raw) else { return }
-        if InlineStorage.isTrivial(metadata: metadata) {
-            raw.storeBytes(of: nil, toByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
-        } else if metadata == unsafeBitCast(String.self, to: UnsafeRawPointer.self) {
-            raw.assumingMemoryBound(to: String.self).deinitialize(count: 1)
-            raw.storeBytes(of: nil, toByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
-        } else {
-            container.pointee = nil
-        }
-    }
-
-    /// The `T` in the existential container at `container` if its metadata is `T`'s, else `nil`.
-    /// `T` must be a type stored inline (``InlineStorage``) or a class.
-    @inline(__always)
-    package static func loadExactly<T>(_ container: UnsafeRawPointer, as type: T.Type) -> T? {
-        guard self.container(at: container, holds: T.self) else { return nil }
-        return container.load(as: T.self)
-    }
-
-    /// `value` if it is a managed object boxed as `NSManagedObject` (as a store's `[NSManagedObject]`
-    /// results are when seen as `[Any]`), without the runtime's general cast; else `nil` (no answer).
-    /// The container layout is the one ``exactly(_:as:)`` relies on; a class reference is inline.
-    @inline(__always)
-    package static func boxedManagedObject(_ value: Any) -> NSManagedObject? {
-        boxedReference(value, as: NSManagedObject.self)
-    }
-
-    /// `value` if it holds a reference boxed with static type `T` (its container's metadata is `T`'s),
-    /// loaded in place; else `nil` (no answer: the caller casts).
-    @inline(__always)
-    package static func boxedReference<T: AnyObject>(_ value: Any, as type: T.Type) -> T? {
-        withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
-    }
-
-    /// `value` if it holds a managed object of any class, without the runtime's general cast: the
-    /// dynamic type is checked with a metatype cast (tens of instructions, not hundreds), and a class
-    /// instance is stored inline in the container, so the reference is loaded in place.
-    @inline(__always)
-    package static func managedObject(_ value: Any) -> NSManagedObject? {
-        guard Swift.type(of: value) is NSManagedObject.Type else { return nil }
-        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: NSManagedObject.self) }
-    }
-
-    /// ``managedObject(_:)`` for an optional, read in place: the container's type (its metadata word,
-    /// null for `nil`) is checked with a metatype cast, and the reference loaded. Unwrapping the
-    /// optional first copied the container, and `type(of:)` looked the class up again (about 300
-    /// instructions of an in-memory predicate evaluation, callgrind case 7). A reference boxed as
-    /// another existential (`AnyObject`) is not recognized: `nil`, for the caller's general path.
-    @inline(__always)
-    package static func managedObject(in value: Any?) -> NSManagedObject? {
-        withUnsafePointer(to: value) { pointer in
-            let container = UnsafeRawPointer(pointer)
-            guard let metadata = metadata(ofContainerAt: container),
-                unsafeBitCast(metadata, to: Any.Type.self) is NSManagedObject.Type
-            else { return nil }
-            return container.load(as: NSManagedObject.self)
-        }
-    }
-
-    /// ``boxedReference(_:as:)`` for an optional, read in place (`Optional<Any>` has `Any`'s layout,
-    /// its `nil` a null metadata pointer, which matches no type).
-    @inline(__always)
-    package static func boxedReference<T: AnyObject>(in value: Any?, as type: T.Type) -> T? {
-        guard MemoryLayout<Any?>.size == MemoryLayout<Any>.size else { return nil }
-        return withUnsafePointer(to: value) { loadExactly(UnsafeRawPointer($0), as: T.self) }
     }
 
     private static func convertSlow<T>(_ value: Any?, to: T.Type) -> T? {
@@ -271,13 +145,6 @@ package enum ValueConversion {
     @inline(__always)
     package static func isNull(_ value: Any) -> Bool {
         type(of: value) is AnyClass && value is NSNull
-    }
-
-    /// Whether `type` is an `Optional`: its metadata's first word is the kind, and Swift's stable
-    /// ABI gives `Optional` the kind 0x202 (`MetadataKind::Optional`) on every platform.
-    @inline(__always)
-    package static func isOptionalType(_ type: any Any.Type) -> Bool {
-        unsafeBitCast(type, to: UnsafeRawPointer.self).load(as: UInt.self) == 0x202
     }
 
     package static func int64(_ value: Any) -> Int64? {
@@ -397,24 +264,3 @@ extension UUID: _ManagedEmptyValue { public static var _ocdEmpty: UUID { UUID(uu
 extension Set: _ManagedEmptyValue { public static var _ocdEmpty: Set<Element> { [] } }
 extension Array: _ManagedEmptyValue { public static var _ocdEmpty: [Element] { [] } }
 extension NSNumber: _ManagedEmptyValue { public static var _ocdEmpty: Self { NSNumber(value: 0) as! Self } }
-
-/// The types ``ValueConversion/exactly(_:as:)`` loads in place: known to be bitwise takable, so an
-/// `Any` stores them inline (a type with a weak reference, say, is not, and would be boxed).
-private enum InlineStorage {
-    @inline(__always)
-    static func isInline<T>(_ type: T.Type) -> Bool {
-        T.self == Int64.self || T.self == Int.self || T.self == Int32.self || T.self == Int16.self
-            || T.self == Double.self || T.self == Float.self || T.self == Bool.self || T.self == Date.self
-            || T.self == String.self
-    }
-
-    /// Whether `metadata` is one of the inline types above that need nothing destroyed (all but
-    /// `String`), for ``ValueConversion/clear(containerAt:)``, which has a container's metadata word,
-    /// not a static type.
-    @inline(__always)
-    static func isTrivial(metadata: UnsafeRawPointer) -> Bool {
-        func `is`<T>(_: T.Type) -> Bool { metadata == unsafeBitCast(T.self, to: UnsafeRawPointer.self) }
-        return `is`(Int64.self) || `is`(Double.self) || `is`(Int16.self) || `is`(Int32.self) || `is`(Bool.self)
-            || `is`(Date.self) || `is`(Float.self) || `is`(Int.self)
-    }
-}

@@ -423,8 +423,13 @@ struct ValidationTests {
     final class Plain: NSManagedObject {}
 
     @Test func anInheritedOverrideOfValidateValueStillSeesEveryProperty() throws {
+        #if OCD_PORTABLE_RUNTIME
+        // Without the runtime's vtable lookup every class is taken to override it (always called).
+        #expect(NSManagedObject._overridesValidateValue(Plain.self))
+        #else
         #expect(!NSManagedObject._overridesValidateValue(NSManagedObject.self))
         #expect(!NSManagedObject._overridesValidateValue(Plain.self))
+        #endif
         #expect(NSManagedObject._overridesValidateValue(Auditor.self))
         #expect(NSManagedObject._overridesValidateValue(InheritingAuditor.self))
 
