@@ -94,7 +94,7 @@ struct RuntimeInternalsTests {
         let uuid = UUID()
         #expect(ValueConversion.exactly(uuid as Any, as: UUID.self) == nil, "UUID is not one of the inline types")
 
-        var values: [Any?] = [Int64(7), nil, "seven", Box(value: 7)]
+        let values: [Any?] = [Int64(7), nil, "seven", Box(value: 7)]
         #expect(ValueConversion.exactly(in: values, at: 0, as: Int64.self) == 7)
         #expect(ValueConversion.exactly(in: values, at: 1, as: Int64.self) == nil)
         #expect(ValueConversion.exactly(in: values, at: 2, as: String.self) == "seven")
