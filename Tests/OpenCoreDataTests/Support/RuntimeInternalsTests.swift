@@ -7,7 +7,7 @@ import Testing
 /// The Swift runtime internals the runtime uses where they are known to hold, and the plain-Swift
 /// versions `OCD_PORTABLE_RUNTIME` selects instead (docs/runtime-internals.md): both give the same
 /// answers here, for types of the standard library, of Foundation, of this test module (another
-/// module than the runtime's) and generic ones. CI runs this suite in both configurations.
+/// module than the runtime's) and generic ones. Run in both configurations (docs/runtime-internals.md).
 @Suite("Runtime internals and their portable versions")
 struct RuntimeInternalsTests {
     struct Box<Value> { var value: Value }
