@@ -88,6 +88,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             // `executeFetch` reads stored settings: a subclass's overriding accessors are read here.
             return try executeFetch(fetch._ofTheClassItself(), context: context).values
         case let save as NSSaveChangesRequest:
+            // A save without changes (Apple's stores are sent one for every context save) opens no
+            // write transaction, unless the store's metadata changed: then it writes that.
+            if save._hasNoChanges, !metadataMayHaveChanged { return [Any]() }
             if isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: url) }
             try executeSave(save)
             return [Any]()
