@@ -245,7 +245,7 @@ struct IncrementalStoreContractTests {
     /// likewise a to-many. Firing a fault asks the store for the node; the to-one the node left out
     /// is asked for; the to-many is asked for once, on first access, and then kept.
     @Test func faultsAskTheStoreForWhatTheNodeLeftOut() throws {
-        let fixture = try Self.fixture(.int)
+        let fixture = try Self.fixture(.string)
         let store = fixture.store
         let reader = fixture.context()
         try reader.performAndWait {
@@ -292,7 +292,7 @@ struct IncrementalStoreContractTests {
     /// Apple's context sends its stores a save request for every save, with empty sets when
     /// nothing changed.
     @Test func aSaveWithoutChangesSendsOneEmptyRequest() throws {
-        let fixture = try Self.fixture(.int)
+        let fixture = try Self.fixture(.string)
         #expect(fixture.store.saves == [[4, 0, 0]])
         let context = fixture.context()
         try context.performAndWait {
