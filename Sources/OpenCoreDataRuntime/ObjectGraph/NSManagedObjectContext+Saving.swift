@@ -86,8 +86,19 @@ extension NSManagedObjectContext {
     /// A save with nothing to save still reaches the stores, as on Apple: one save request with
     /// empty sets (a store of your own may write its metadata then; the SQLite store writes
     /// nothing unless its metadata changed). No notifications are posted.
+    ///
+    /// Not made when no one could tell: the coordinator is not a subclass (which sees every
+    /// request) and no store wants it (``NSPersistentStore/_wantsSavesWithoutChanges``).
     private func _saveWithoutChanges() throws {
-        guard let coordinator = persistentStoreCoordinator, !coordinator.persistentStores.isEmpty else { return }
+        guard let coordinator = persistentStoreCoordinator else { return }
+        let stores = coordinator.persistentStores
+        guard !stores.isEmpty else { return }
+        if type(of: coordinator) == NSPersistentStoreCoordinator.self,
+            // (Stores are read under the coordinator's lock.)
+            !coordinator.performAndWait({ stores.contains { $0._wantsSavesWithoutChanges } })
+        {
+            return
+        }
         _ = try coordinator.execute(NSSaveChangesRequest(inserted: [], updated: [], deleted: []), with: self)
     }
 

