@@ -219,7 +219,9 @@ private enum URIKey {
         guard let kind = component.first else { return nil }
         let body = component.dropFirst()
         switch kind {
-        case "p": return Int64(body)
+        // Apple writes any reference object after `p`, as text: one that is not an integer is read
+        // as the string it most likely was.
+        case "p": return Int64(body).map { $0 as Any } ?? String(body).removingPercentEncoding
         case "s": return String(body).removingPercentEncoding
         case "u": return UUID(uuidString: String(body))
         case "d":

@@ -222,6 +222,16 @@ struct IncrementalStoreContractTests {
         #expect(ids[0].uriRepresentation().lastPathComponent == "p7")
     }
 
+    /// Apple writes an incremental store's reference object after `p` as text: such a URI of a
+    /// string key resolves to that string.
+    @Test func applesFormOfAStringKeyResolves() throws {
+        let fixture = try Self.fixture(.string)
+        let key = try #require(fixture.store.key(of: fixture.books[0]) as? String)
+        let escaped = try #require(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let url = try #require(URL(string: "x-coredata://\(fixture.store.identifier!)/Book/p\(escaped)"))
+        #expect(fixture.coordinator.managedObjectID(forURIRepresentation: url) == fixture.books[0])
+    }
+
     /// URIs of other forms, other stores or other entities resolve to nothing.
     @Test func foreignURIsResolveToNothing() throws {
         let fixture = try Self.fixture(.string)
