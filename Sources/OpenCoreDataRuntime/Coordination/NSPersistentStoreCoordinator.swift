@@ -108,6 +108,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try NSCompositeAttributeDescription._validateComposites(in: managedObjectModel)
         try NSFetchedPropertyDescription._validateFetchedProperties(in: managedObjectModel)
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
+        try NSPersistentStore._checkStoreType(at: url, requested: storeType, storeClass: cls)  // before anything opens it
         if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
             try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
         }
@@ -118,6 +119,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             let store = cls.init(persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
             try store.loadMetadata()
+            do { try store._checkLoadedStoreType(requested: storeType) } catch { store.willRemove(from: self); throw error }
             if store.identifier == nil { store.identifier = UUID().uuidString }
             stores.append(store)
             store.didAdd(to: self)
@@ -231,17 +233,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [managedObjectID(forURIRepresentation:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/managedobjectid(foruirepresentation:))
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
-        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
-        let parts = url.path.split(separator: "/").map(String.init)
-        guard parts.count == 2, let entity = managedObjectModel.entitiesByName[parts[0]], let kind = parts[1].first else { return nil }
-        let value = String(parts[1].dropFirst())
+        guard let uri = NSManagedObjectID._parseURIRepresentation(url),
+              let entity = managedObjectModel.entitiesByName[uri.entityName] else { return nil }
         return lock.withLock {
+            let host = uri.storeIdentifier
             guard let store = stores.first(where: { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame }) as? NSIncrementalStore else { return nil }
-            switch kind {
-            case "p": return Int64(value).map { store.newObjectID(for: entity, referenceObject: $0) }
-            case "s": return store.newObjectID(for: entity, referenceObject: value.removingPercentEncoding ?? value)
-            default: return nil
-            }
+            return store.newObjectID(for: entity, referenceObject: uri.referenceObject)
         }
     }
 
@@ -401,8 +398,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private func executeSave(_ request: NSSaveChangesRequest, context: NSManagedObjectContext) throws {
         // With one store every object is in it: the request goes through as it is.
         if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
-            if store.isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url) }
+            if store.isReadOnly, !request._hasNoChanges { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url) }
             _ = try store.execute(request, with: context)
+            return
+        }
+        if request._hasNoChanges {  // a save without changes: every store sees it, as with one store
+            for case let store as NSIncrementalStore in stores { _ = try store.execute(request, with: context) }
             return
         }
         var byStore: [ObjectIdentifier: (NSIncrementalStore, [[NSManagedObject]])] = [:]
@@ -433,7 +434,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             guard let store = objectID.persistentStore as? NSIncrementalStore else {
                 throw OpenCoreDataError(.persistentStoreOperation, "the object's store was removed", entityName: objectID.entity.name, objectID: objectID)
             }
-            return try store.newValuesForObject(with: objectID, with: context)
+            return try store._newValuesResolvingOmittedToOnes(for: objectID, with: context)
         }
     }
 
