@@ -118,11 +118,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             let store = cls.init(persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
             try store.loadMetadata()
+            if LightweightMigration.bool(options?[NSIgnorePersistentStoreVersioningOption]) { recordVersionHashes(in: store) }
             if store.identifier == nil { store.identifier = UUID().uuidString }
             stores.append(store)
             store.didAdd(to: self)
             return store
         }
+    }
+
+    /// A store added with ``NSIgnorePersistentStoreVersioningOption`` opened without its version hashes
+    /// being compared; Apple "will, however, continue to update the version hash information in the
+    /// metadata": the model's hashes replace the store's in its metadata, which the store writes at
+    /// its next save (the file is not changed before that).
+    private func recordVersionHashes(in store: NSPersistentStore) {
+        guard let metadata = store.metadata,
+            !managedObjectModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+        else { return }
+        store.metadata[NSStoreModelVersionHashesKey] = managedObjectModel.entityVersionHashesByName
     }
 
     /// Adds a store of `type` at `storeURL`.
@@ -197,13 +209,27 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// The metadata of the store at `url`, without adding it.
+    ///
+    /// Related Core Data documentation: [metadataForPersistentStore(type:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/metadataforpersistentstore(type:at:options:))
     open class func metadataForPersistentStore(type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
         try metadataForPersistentStore(ofType: type.rawValue, at: url, options: options)
     }
 
     /// Writes metadata to the store at `url` without adding it.
+    ///
+    /// Related Core Data documentation: [setMetadata(_:forPersistentStoreOfType:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/setmetadata(_:forpersistentstoreoftype:at:options:))
     open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreOfType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws {
         try storeClass(for: storeType).setMetadata(metadata, forPersistentStoreAt: url)
+    }
+
+    /// Writes metadata to the store at `url` without adding it.
+    ///
+    /// Related Core Data documentation: [setMetadata(_:type:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/setmetadata(_:type:at:options:))
+    open class func setMetadata(
+        _ metadata: [String: Any]?, type storeType: NSPersistentStore.StoreType, at storeURL: URL,
+        options: [AnyHashable: Any]? = nil
+    ) throws {
+        try setMetadata(metadata, forPersistentStoreOfType: storeType.rawValue, at: storeURL, options: options)
     }
 
     /// Deletes a store's files (and its `-wal`/`-shm` companions).
@@ -221,6 +247,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// Deletes a store's files.
+    ///
+    /// Related Core Data documentation: [destroyPersistentStore(at:type:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/destroypersistentstore(at:type:options:))
     open func destroyPersistentStore(at url: URL, type: NSPersistentStore.StoreType, options: [AnyHashable: Any]? = nil) throws {
         try destroyPersistentStore(at: url, ofType: type.rawValue, options: options)
     }
