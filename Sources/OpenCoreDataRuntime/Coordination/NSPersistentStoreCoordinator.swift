@@ -1,5 +1,12 @@
 import Foundation
 
+/// The metadata key of the model's version checksum (``NSManagedObjectModel/versionChecksum``), which
+/// Apple's SQLite stores record as `NSStoreModelVersionChecksumKey`: Apple's name for
+/// ``NSStoreModelVersionChecksumKey``, the same key.
+///
+/// Related Core Data documentation: [NSPersistentStoreModelVersionChecksumKey](https://developer.apple.com/documentation/coredata/nspersistentstoremodelversionchecksumkey)
+public let NSPersistentStoreModelVersionChecksumKey = NSStoreModelVersionChecksumKey
+
 /// Connects a model's contexts to the stores that hold its objects.
 ///
 /// ```swift
@@ -222,6 +229,21 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try storeClass(for: storeType).setMetadata(metadata, forPersistentStoreAt: url)
     }
 
+    /// The model Core Data cached in the SQLite store at `url` (its `Z_MODELCACHE`), read without
+    /// adding the store: ``NSManagedObjectModel/cachedModel(ofStoreAt:)``, which throws
+    /// `NSCoreDataError` (134060) instead of answering `nil` when the store has no cached model
+    /// (stores of old framework versions, and those OpenCoreData writes). `options` are not used.
+    ///
+    /// Related Core Data documentation: [cachedModelForPersistentStore(at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/cachedmodelforpersistentstore(at:options:))
+    open class func cachedModelForPersistentStore(at url: URL, options: [AnyHashable: Any]? = nil) throws
+        -> NSManagedObjectModel
+    {
+        guard let model = try NSManagedObjectModel.cachedModel(ofStoreAt: url) else {
+            throw OpenCoreDataError(.coreDataError, "the store has no cached model (no Z_MODELCACHE row)", url: url)
+        }
+        return model
+    }
+
     /// Writes metadata to the store at `url` without adding it.
     ///
     /// Related Core Data documentation: [setMetadata(_:type:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/setmetadata(_:type:at:options:))
@@ -303,6 +325,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     open func perform(_ block: @escaping () -> Void) {
         let boxed = UncheckedSendable(block)
         DispatchQueue.global().async { self.lock.withLock { boxed.value() } }
+    }
+
+    /// Runs `block` with the coordinator's lock held, off the caller's thread, and returns its result.
+    ///
+    /// Related Core Data documentation: [perform(_:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/perform(_:)-74udx)
+    public func perform<T, E: Error>(_ block: @escaping () throws(E) -> T) async throws(E) -> T {
+        let boxed = UncheckedSendable(block)
+        let result: UncheckedSendable<Result<T, E>> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let outcome = self.lock.withLock { () -> Result<T, E> in
+                    do throws(E) { return .success(try boxed.value()) } catch { return .failure(error) }
+                }
+                continuation.resume(returning: UncheckedSendable(outcome))
+            }
+        }
+        return try result.value.get()
     }
 
     /// The stores that hold `entity` (by configuration), in the order they were added.
