@@ -119,7 +119,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
         }
         try MappingModelMigration.migrateStoreIfNeeded(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
-        return try lock.withLock {
+        let added = try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw OpenCoreDataError(.persistentStoreOpen, "a store at this URL was already added to the coordinator", url: url)
             }
@@ -131,6 +131,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store.didAdd(to: self)
             return store
         }
+        postStoresDidChange(added: [added])
+        return added
     }
 
     /// A store added with ``NSIgnorePersistentStoreVersioningOption`` opened without its version hashes
@@ -176,6 +178,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Removes a store from the coordinator (its file stays).
     open func remove(_ store: NSPersistentStore) throws {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw OpenCoreDataError(.persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
+        }
+        postWillRemoveStore()
         try lock.withLock {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
                 throw OpenCoreDataError(.persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
@@ -183,6 +189,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store.willRemove(from: self)
             stores.remove(at: index)
         }
+        postStoresDidChange(removed: [store])
     }
 
     /// The store at `URL`.
@@ -259,10 +266,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [destroyPersistentStore(at:ofType:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/destroypersistentstore(at:oftype:options:))
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         let cls = try Self.storeClass(for: storeType)
+        if persistentStore(for: url) != nil { postWillRemoveStore() }
+        var removed: NSPersistentStore?
+        defer { if let removed { postStoresDidChange(removed: [removed]) } }  // after the lock is released
         try lock.withLock {
             if let store = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 store.willRemove(from: self)
                 stores.removeAll { $0 === store }
+                removed = store
             }
             try cls.destroyStore(at: url, options: options)
         }

@@ -108,4 +108,38 @@ struct APICoverageAdditionsTests {
         #expect(checksum == model.versionChecksum)
         #expect(NSPersistentStoreModelVersionChecksumKey == NSStoreModelVersionChecksumKey)
     }
+
+    /// Adding a store posts `NSPersistentStoreCoordinatorStoresDidChange` with the store under
+    /// `NSAddedPersistentStoresKey`; removing one posts `NSPersistentStoreCoordinatorWillRemoveStore`
+    /// first and then the change with `NSRemovedPersistentStoresKey`; the object is the coordinator.
+    @Test func coordinatorStoreChangeNotifications() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        final class Log: @unchecked Sendable {
+            // @unchecked Sendable: written by observers on this test's thread only (posted synchronously).
+            var entries: [String] = []
+        }
+        let log = Log()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: M.model("1", [M.entity("Item", [M.attribute("name")])]))
+        let center = NotificationCenter.default
+        let tokens = [
+            center.addObserver(forName: .NSPersistentStoreCoordinatorStoresDidChange, object: coordinator, queue: nil) { note in
+                let added = (note.userInfo?[NSAddedPersistentStoresKey] as? [NSPersistentStore])?.map { $0.type } ?? []
+                let removed = (note.userInfo?[NSRemovedPersistentStoresKey] as? [NSPersistentStore])?.map { $0.type } ?? []
+                log.entries.append("did added=\(added) removed=\(removed)")
+            },
+            center.addObserver(forName: .NSPersistentStoreCoordinatorWillRemoveStore, object: coordinator, queue: nil) { note in
+                log.entries.append("will remove \(note.userInfo == nil)")
+            },
+        ]
+        defer { for token in tokens { center.removeObserver(token) } }
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: directory.file("Store.sqlite"))
+        try coordinator.remove(store)
+        let memory = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil)
+        try coordinator.remove(memory)
+        #expect(log.entries == [
+            "did added=[\"SQLite\"] removed=[]", "will remove true", "did added=[] removed=[\"SQLite\"]",
+            "did added=[\"InMemory\"] removed=[]", "will remove true", "did added=[] removed=[\"InMemory\"]",
+        ])
+    }
 }
