@@ -35,7 +35,8 @@ extension NSPersistentStoreCoordinator {
         var userInfo: [AnyHashable: Any] = [:]
         if !added.isEmpty { userInfo[NSAddedPersistentStoresKey] = added }
         if !removed.isEmpty { userInfo[NSRemovedPersistentStoresKey] = removed }
-        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorStoresDidChange, object: self, userInfo: userInfo)
+        NotificationCenter.default.post(
+            name: .NSPersistentStoreCoordinatorStoresDidChange, object: self, userInfo: userInfo)
     }
 
     /// Posts `NSPersistentStoreCoordinatorWillRemoveStore`, before a store is removed.

@@ -41,25 +41,31 @@ extension NSPersistentStoreCoordinator {
         _ store: NSPersistentStore, to URL: URL, options: [AnyHashable: Any]? = nil, withType storeType: String
     ) throws -> NSPersistentStore {
         guard persistentStores.contains(where: { $0 === store }) else {
-            throw OpenCoreDataError(.persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
         }
         guard store.type != NSInMemoryStoreType, storeType != NSInMemoryStoreType, let sourceURL = store.url else {
             throw OpenCoreDataError(
-                .persistentStoreOperation, "migratePersistentStore moves between file-backed stores only, not in-memory ones",
+                .persistentStoreOperation,
+                "migratePersistentStore moves between file-backed stores only, not in-memory ones",
                 url: store.url)
         }
         guard !FileManager.default.fileExists(atPath: URL.path) else {
-            throw OpenCoreDataError(.persistentStoreOperation, "a file already exists at the destination URL; it is left as it is", url: URL)
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "a file already exists at the destination URL; it is left as it is", url: URL
+            )
         }
         let configuration = store.configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : store.configurationName
-        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: managedObjectModel, destinationModel: managedObjectModel)
+        let mapping = try NSMappingModel.inferredMappingModel(
+            forSourceModel: managedObjectModel, destinationModel: managedObjectModel)
         let manager = NSMigrationManager(sourceModel: managedObjectModel, destinationModel: managedObjectModel)
         try manager.migrateStore(
             from: sourceURL, sourceType: store.type, options: store.options, with: mapping, toDestinationURL: URL,
             destinationType: storeType, destinationOptions: options)
         manager.reset()
         do {
-            let moved = try addPersistentStore(ofType: storeType, configurationName: configuration, at: URL, options: options)
+            let moved = try addPersistentStore(
+                ofType: storeType, configurationName: configuration, at: URL, options: options)
             try remove(store)
             return moved
         } catch {

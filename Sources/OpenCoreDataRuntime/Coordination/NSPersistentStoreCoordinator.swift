@@ -125,7 +125,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             let store = cls.init(persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
             try store.loadMetadata()
-            if LightweightMigration.bool(options?[NSIgnorePersistentStoreVersioningOption]) { recordVersionHashes(in: store) }
+            if LightweightMigration.bool(options?[NSIgnorePersistentStoreVersioningOption]) {
+                recordVersionHashes(in: store)
+            }
             if store.identifier == nil { store.identifier = UUID().uuidString }
             stores.append(store)
             store.didAdd(to: self)
@@ -179,7 +181,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Removes a store from the coordinator (its file stays).
     open func remove(_ store: NSPersistentStore) throws {
         guard persistentStores.contains(where: { $0 === store }) else {
-            throw OpenCoreDataError(.persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
         }
         postWillRemoveStore()
         try lock.withLock {

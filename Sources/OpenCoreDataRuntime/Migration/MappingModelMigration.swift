@@ -18,7 +18,8 @@ package enum MappingModelMigration {
         guard LightweightMigration.bool(options?[NSMigratePersistentStoresAutomaticallyOption]),
             !LightweightMigration.bool(options?[NSReadOnlyPersistentStoreOption]),
             !LightweightMigration.bool(options?[NSIgnorePersistentStoreVersioningOption]),
-            let migrating = storeClass as? any MigratingPersistentStore.Type, FileManager.default.fileExists(atPath: url.path),
+            let migrating = storeClass as? any MigratingPersistentStore.Type,
+            FileManager.default.fileExists(atPath: url.path),
             let metadata = try? storeClass.metadataForPersistentStore(with: url),
             !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata),
             let source = LightweightMigration.sourceModelCandidates(for: model, options: options).first(where: {

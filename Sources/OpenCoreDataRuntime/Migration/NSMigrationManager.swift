@@ -187,13 +187,14 @@ open class NSMigrationManager: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [migrateStore(from:type:options:mapping:to:type:options:)](https://developer.apple.com/documentation/coredata/nsmigrationmanager/migratestore(from:type:options:mapping:to:type:options:))
     open func migrateStore(
-        from sourceURL: URL, type sourceType: NSPersistentStore.StoreType, options sourceOptions: [AnyHashable: Any]? = nil,
-        mapping: NSMappingModel, to destinationURL: URL, type destinationType: NSPersistentStore.StoreType,
-        options destinationOptions: [AnyHashable: Any]? = nil
+        from sourceURL: URL, type sourceType: NSPersistentStore.StoreType,
+        options sourceOptions: [AnyHashable: Any]? = nil, mapping: NSMappingModel, to destinationURL: URL,
+        type destinationType: NSPersistentStore.StoreType, options destinationOptions: [AnyHashable: Any]? = nil
     ) throws {
         try migrateStore(
             from: sourceURL, sourceType: sourceType.rawValue, options: sourceOptions, with: mapping,
-            toDestinationURL: destinationURL, destinationType: destinationType.rawValue, destinationOptions: destinationOptions)
+            toDestinationURL: destinationURL, destinationType: destinationType.rawValue,
+            destinationOptions: destinationOptions)
     }
 
     /// The newer spelling with the store types as strings (`NSSQLiteStoreType`) and an optional

@@ -83,7 +83,8 @@ struct APICoverageAdditionsTests {
     /// The coordinator's async `perform` runs the block with the coordinator's lock held and hands
     /// back its value or its error.
     @Test func coordinatorAsyncPerform() async throws {
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: M.model("1", [M.entity("Item", [M.attribute("name")])]))
+        let coordinator = NSPersistentStoreCoordinator(
+            managedObjectModel: M.model("1", [M.entity("Item", [M.attribute("name")])]))
         let value = await coordinator.perform { () -> Int in
             // The lock is held: another thread cannot take it meanwhile (it is recursive for this one).
             coordinator.performAndWait { 41 } + 1
@@ -120,15 +121,19 @@ struct APICoverageAdditionsTests {
             var entries: [String] = []
         }
         let log = Log()
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: M.model("1", [M.entity("Item", [M.attribute("name")])]))
+        let coordinator = NSPersistentStoreCoordinator(
+            managedObjectModel: M.model("1", [M.entity("Item", [M.attribute("name")])]))
         let center = NotificationCenter.default
         let tokens = [
-            center.addObserver(forName: .NSPersistentStoreCoordinatorStoresDidChange, object: coordinator, queue: nil) { note in
+            center.addObserver(forName: .NSPersistentStoreCoordinatorStoresDidChange, object: coordinator, queue: nil) {
+                note in
                 let added = (note.userInfo?[NSAddedPersistentStoresKey] as? [NSPersistentStore])?.map { $0.type } ?? []
-                let removed = (note.userInfo?[NSRemovedPersistentStoresKey] as? [NSPersistentStore])?.map { $0.type } ?? []
+                let removed =
+                    (note.userInfo?[NSRemovedPersistentStoresKey] as? [NSPersistentStore])?.map { $0.type } ?? []
                 log.entries.append("did added=\(added) removed=\(removed)")
             },
-            center.addObserver(forName: .NSPersistentStoreCoordinatorWillRemoveStore, object: coordinator, queue: nil) { note in
+            center.addObserver(forName: .NSPersistentStoreCoordinatorWillRemoveStore, object: coordinator, queue: nil) {
+                note in
                 log.entries.append("will remove \(note.userInfo == nil)")
             },
         ]
@@ -137,9 +142,10 @@ struct APICoverageAdditionsTests {
         try coordinator.remove(store)
         let memory = try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil)
         try coordinator.remove(memory)
-        #expect(log.entries == [
-            "did added=[\"SQLite\"] removed=[]", "will remove true", "did added=[] removed=[\"SQLite\"]",
-            "did added=[\"InMemory\"] removed=[]", "will remove true", "did added=[] removed=[\"InMemory\"]",
-        ])
+        #expect(
+            log.entries == [
+                "did added=[\"SQLite\"] removed=[]", "will remove true", "did added=[] removed=[\"SQLite\"]",
+                "did added=[\"InMemory\"] removed=[]", "will remove true", "did added=[] removed=[\"InMemory\"]",
+            ])
     }
 }

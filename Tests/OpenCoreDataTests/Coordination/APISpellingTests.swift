@@ -17,7 +17,10 @@ struct APISpellingTests {
     }
 
     /// A store of ``model()`` holding Ann (Oslo) and Bob (Rome), closed again.
-    private func store(_ directory: TemporaryDirectory, _ name: String, people: [(String, String)] = [("Ann", "Oslo"), ("Bob", "Rome")])
+    private func store(
+        _ directory: TemporaryDirectory, _ name: String,
+        people: [(String, String)] = [("Ann", "Oslo"), ("Bob", "Rome")]
+    )
         throws -> URL
     {
         try M.makeStore(model(), in: directory, name: name) { context in
@@ -27,7 +30,8 @@ struct APISpellingTests {
 
     /// The people of the store at `url`, opened with `model`, as "name city" sorted by name.
     private func people(at url: URL, model: NSManagedObjectModel? = nil, key: String = "city") throws -> [String] {
-        let coordinator = try StoreHarness.coordinator(model: model ?? self.model(), storeType: NSSQLiteStoreType, url: url)
+        let coordinator = try StoreHarness.coordinator(
+            model: model ?? self.model(), storeType: NSSQLiteStoreType, url: url)
         defer { StoreHarness.close(coordinator) }
         return try M.rows("Person", StoreHarness.context(coordinator), sortedBy: "name").map {
             "\($0["name"] as? String ?? "?") \($0[key] as? String ?? "?")"
@@ -39,7 +43,8 @@ struct APISpellingTests {
         defer { directory.remove() }
         let source = try store(directory, "Source.sqlite")
         let before = try M.bytes(source)
-        let target = M.model("2", [M.entity("Person", [M.attribute("name"), M.attribute("town", renamedFrom: "city")])])
+        let target = M.model(
+            "2", [M.entity("Person", [M.attribute("name"), M.attribute("town", renamedFrom: "city")])])
         let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: model(), destinationModel: target)
         let older = directory.file("Older.sqlite")
         let newer = directory.file("Newer.sqlite")
@@ -69,7 +74,10 @@ struct APISpellingTests {
         let url = try store(directory, "Store.sqlite")
         let older = NSPersistentStoreCoordinator(managedObjectModel: model())
         let newer = NSPersistentStoreCoordinator(managedObjectModel: model())
-        defer { StoreHarness.close(older); StoreHarness.close(newer) }
+        defer {
+            StoreHarness.close(older)
+            StoreHarness.close(newer)
+        }
         let a = try older.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
         let b = try newer.addPersistentStore(type: .sqlite, configuration: nil, at: url, options: nil)
         #expect(a.type == b.type && a.identifier == b.identifier && a.url == b.url)
@@ -90,12 +98,16 @@ struct APISpellingTests {
             let old = try #require(coordinator.persistentStores.first)
             let moved =
                 spelling == "withType"
-                ? try coordinator.migratePersistentStore(old, to: destination, options: nil, withType: NSSQLiteStoreType)
+                ? try coordinator.migratePersistentStore(
+                    old, to: destination, options: nil, withType: NSSQLiteStoreType)
                 : try coordinator.migratePersistentStore(old, to: destination, options: nil, type: .sqlite)
             // The new store replaces the old one in the coordinator and holds its objects.
             #expect(coordinator.persistentStores.count == 1 && coordinator.persistentStores.first === moved)
-            #expect(moved.url?.standardizedFileURL == destination.standardizedFileURL && moved.type == NSSQLiteStoreType)
-            let names = try M.rows("Person", StoreHarness.context(coordinator), sortedBy: "name").map { $0["name"] as? String }
+            #expect(
+                moved.url?.standardizedFileURL == destination.standardizedFileURL && moved.type == NSSQLiteStoreType)
+            let names = try M.rows("Person", StoreHarness.context(coordinator), sortedBy: "name").map {
+                $0["name"] as? String
+            }
             #expect(names == ["Ann", "Bob"], "\(spelling)")
             StoreHarness.close(coordinator)
             #expect(try people(at: destination) == ["Ann Oslo", "Bob Rome"], "\(spelling)")
@@ -131,7 +143,8 @@ struct APISpellingTests {
         let newer = try store(directory, "Newer.sqlite", people: [("Di", "Kyiv")])
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model())
         try coordinator.replacePersistentStore(
-            at: older, destinationOptions: nil, withPersistentStoreFrom: source, sourceOptions: nil, ofType: NSSQLiteStoreType)
+            at: older, destinationOptions: nil, withPersistentStoreFrom: source, sourceOptions: nil,
+            ofType: NSSQLiteStoreType)
         try coordinator.replacePersistentStore(
             at: newer, destinationOptions: nil, withPersistentStoreFrom: source, sourceOptions: nil, type: .sqlite)
         #expect(try people(at: older) == ["Ann Oslo", "Bob Rome"])
@@ -153,7 +166,8 @@ struct APISpellingTests {
         let bytes = try M.bytes(destination)
         let coordinator = try StoreHarness.coordinator(model: model(), storeType: NSSQLiteStoreType, url: destination)
         let loaded = #expect(throws: OpenCoreDataError.self) {
-            try coordinator.replacePersistentStore(at: destination, withPersistentStoreFrom: source, ofType: NSSQLiteStoreType)
+            try coordinator.replacePersistentStore(
+                at: destination, withPersistentStoreFrom: source, ofType: NSSQLiteStoreType)
         }
         #expect(loaded?.code == .persistentStoreOperation)
         StoreHarness.close(coordinator)
@@ -183,19 +197,22 @@ struct APISpellingTests {
         defer { directory.remove() }
         let older = try store(directory, "Older.sqlite")
         let newer = try store(directory, "Newer.sqlite")
-        let before = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: older, options: nil)
+        let before = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: older, options: nil)
         let same = try NSPersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: older, options: nil)
         #expect(NSDictionary(dictionary: before).isEqual(to: same))
         #expect(before[NSStoreModelVersionHashesKey] != nil && before[NSStoreUUIDKey] as? String != nil)
 
         var olderMetadata = before
         olderMetadata["Note"] = "older"
-        try NSPersistentStoreCoordinator.setMetadata(olderMetadata, forPersistentStoreOfType: NSSQLiteStoreType, at: older, options: nil)
+        try NSPersistentStoreCoordinator.setMetadata(
+            olderMetadata, forPersistentStoreOfType: NSSQLiteStoreType, at: older, options: nil)
         var newerMetadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: newer)
         newerMetadata["Note"] = "newer"
         try NSPersistentStoreCoordinator.setMetadata(newerMetadata, type: .sqlite, at: newer, options: nil)
         let readOlder = try NSPersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: older)
-        let readNewer = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: newer)
+        let readNewer = try NSPersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: NSSQLiteStoreType, at: newer)
         #expect(readOlder["Note"] as? String == "older" && readNewer["Note"] as? String == "newer")
         // Written metadata is the metadata given: the stores still open with their model.
         #expect(try people(at: older) == ["Ann Oslo", "Bob Rome"])

@@ -47,7 +47,10 @@ struct ContextExecuteTests {
         let context = try context(directory)
         let request: NSFetchRequest<any NSFetchRequestResult> = sorted()
         let result = try #require(try context.execute(request) as? NSAsynchronousFetchResult<any NSFetchRequestResult>)
-        #expect(result.finalResult?.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String } == ["Ann", "Bob", "Cy"])
+        #expect(
+            result.finalResult?.compactMap { ($0 as? NSManagedObject)?.value(forKey: "name") as? String } == [
+                "Ann", "Bob", "Cy",
+            ])
     }
 
     /// A request typed for objects whose `resultType` asks for IDs, dictionaries or a count answers
@@ -59,7 +62,8 @@ struct ContextExecuteTests {
         let ids: NSFetchRequest<NSManagedObject> = sorted()
         ids.resultType = .managedObjectIDResultType
         let idResult = try #require(try context.execute(ids) as? NSAsynchronousFetchResult<any NSFetchRequestResult>)
-        #expect(idResult.finalResult?.count == 3 && idResult.finalResult?.allSatisfy { $0 is NSManagedObjectID } == true)
+        #expect(
+            idResult.finalResult?.count == 3 && idResult.finalResult?.allSatisfy { $0 is NSManagedObjectID } == true)
 
         let counted: NSFetchRequest<NSNumber> = sorted()
         counted.resultType = .countResultType

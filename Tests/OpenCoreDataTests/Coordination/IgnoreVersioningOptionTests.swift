@@ -42,7 +42,9 @@ struct IgnoreVersioningOptionTests {
         for value: Any in [true, NSNumber(value: true)] {
             let coordinator = try StoreHarness.coordinator(
                 model: changed, storeType: NSSQLiteStoreType, url: url,
-                options: [NSIgnorePersistentStoreVersioningOption: value, NSMigratePersistentStoresAutomaticallyOption: true])
+                options: [
+                    NSIgnorePersistentStoreVersioningOption: value, NSMigratePersistentStoresAutomaticallyOption: true,
+                ])
             #expect(try names(coordinator) == ["Ann"])
             StoreHarness.close(coordinator)
             #expect(try M.bytes(url) == before)
@@ -59,7 +61,8 @@ struct IgnoreVersioningOptionTests {
         let url = try M.makeStore(model(), in: directory) { insertObject("Person", ["name": "Ann"], into: $0) }
         let changed = model(modifier: "2")
         let coordinator = try StoreHarness.coordinator(
-            model: changed, storeType: NSSQLiteStoreType, url: url, options: [NSIgnorePersistentStoreVersioningOption: true])
+            model: changed, storeType: NSSQLiteStoreType, url: url,
+            options: [NSIgnorePersistentStoreVersioningOption: true])
         let store = try #require(coordinator.persistentStores.first)
         #expect(changed.isConfiguration(withName: nil, compatibleWithStoreMetadata: coordinator.metadata(for: store)))
         let context = StoreHarness.context(coordinator)
