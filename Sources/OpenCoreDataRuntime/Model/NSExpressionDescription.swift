@@ -25,6 +25,13 @@ open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [expressionResultType](https://developer.apple.com/documentation/coredata/nsexpressiondescription/expressionresulttype)
     open var expressionResultType: NSAttributeType = .undefinedAttributeType
+    /// The newer Swift spelling of ``expressionResultType``.
+    ///
+    /// Related Core Data documentation: [resultType](https://developer.apple.com/documentation/coredata/nsexpressiondescription/resulttype)
+    open var resultType: NSAttributeDescription.AttributeType {
+        get { NSAttributeDescription.AttributeType(expressionResultType) }
+        set { expressionResultType = newValue.rawValue }
+    }
 
     public override init() { super.init() }
 }
