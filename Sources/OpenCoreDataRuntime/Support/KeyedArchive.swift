@@ -178,11 +178,14 @@ package struct KeyedArchive {
             throw error("object \(uid) is a dictionary without $class")
         }
         guard let classUID = Self.uid(classReference), classUID >= 0, classUID < objects.count,
-              let classInfo = objects[classUID] as? [String: Any], let className = classInfo["$classname"] as? String
+              let classInfo = objects[classUID] as? [String: Any], let archivedName = classInfo["$classname"] as? String
         else {
             throw error("object \(uid) has a $class that is not a class description")
         }
-        let hierarchy = (classInfo["$classes"] as? [Any])?.compactMap { $0 as? String } ?? [className]
+        let hints = (classInfo["$classhints"] as? [Any])?.compactMap { $0 as? String } ?? []
+        let hierarchy = ((classInfo["$classes"] as? [Any])?.compactMap { $0 as? String } ?? [archivedName])
+            .map { Self.appleClassName($0, hints: []) }
+        let className = Self.appleClassName(archivedName, hints: hints)
         let next = depth + 1
         /// A field holding an array inline (`NS.objects`) or a reference to an archived array (`values`).
         func elements(_ key: String) throws -> [Any] {
@@ -231,6 +234,15 @@ package struct KeyedArchive {
         default:
             return Object(archive: self, uid: uid, className: className, classHierarchy: hierarchy, fields: fields, depth: depth)
         }
+    }
+
+    /// The Objective-C name of an archived class. Foundation on Linux archives a Swift class under its
+    /// module-qualified name (`OpenCoreDataRuntime.NSEntityDescription`) and lists the names it
+    /// should fall back to in `$classhints` (`classFallbacksForKeyedArchiver()`): the first hint, else
+    /// the bare name, is the class Apple's archives name.
+    package static func appleClassName(_ name: String, hints: [String]) -> String {
+        guard let dot = name.lastIndex(of: ".") else { return name }
+        return hints.first ?? String(name[name.index(after: dot)...])
     }
 
     /// The object index a UID value stands for, in any of its three spellings (see the type's docs).
