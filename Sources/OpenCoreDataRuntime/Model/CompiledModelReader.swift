@@ -397,6 +397,7 @@ struct CompiledModelBuilder {
         case .booleanAttributeType: return (value as? Bool) ?? number?.boolValue
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return decimal }
+            if let text = value as? String { return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) }  // as encode(with:) writes it
             return number.map { Decimal(string: $0.stringValue, locale: Locale(identifier: "en_US_POSIX")) ?? Decimal($0.doubleValue) }
         default: return value
         }

@@ -62,12 +62,14 @@ package enum ModelArchive {
         return dictionary.compactMap { key, value in (key as? String).flatMap { name in (value as? T).map { (name, $0) } } }
     }
 
-    /// Writes `value` if Foundation can archive it with secure coding; otherwise leaves it out and
-    /// says so (the archiver would end the process on it).
-    package static func encode(_ value: Any?, forKey key: String, with coder: NSCoder, context: @autoclosure () -> String) {
+    /// Writes `value` if it is made of ``valueClasses`` (or `extra`), the classes it is decoded with;
+    /// otherwise leaves it out and says so. (Foundation on Linux ends the process on a value without
+    /// secure coding when archiving, and on an object of a class not allowed when unarchiving.)
+    package static func encode(_ value: Any?, forKey key: String, with coder: NSCoder, extra: [AnyClass] = [],
+                               context: @autoclosure () -> String) {
         guard let value = ValueConversion.unwrap(value), !(value is NSNull) else { return }
-        guard NSSecureUnarchiveFromDataTransformer.isSecurelyArchivable(value, topLevel: false, allowed: []) else {
-            reportMisuse("archiving \(context()): \(key) holds a \(type(of: value)), which does not support secure coding; left out")
+        guard NSSecureUnarchiveFromDataTransformer.isSecurelyArchivable(value, topLevel: true, allowed: valueClasses + extra, nestedToo: true) else {
+            reportMisuse("archiving \(context()): \(key) holds a \(type(of: value)), which would not unarchive securely; left out")
             return
         }
         coder.encode(value, forKey: key)

@@ -59,12 +59,19 @@ extension NSAttributeDescription {
         ModelArchive.encode(_attributeValueClassName, forKey: "NSAttributeValueClassName", with: coder)
         ModelArchive.encode(valueTransformerName, forKey: "NSValueTransformerName", with: coder)
         if !(self is NSCompositeAttributeDescription) {  // a composite's default is made from its elements'
-            ModelArchive.encode(defaultValue, forKey: "NSDefaultValue", with: coder, context: "attribute \(name)")
+            // A Decimal as its text: Foundation on Linux archives no NSDecimalNumber that reads back securely.
+            let value = (defaultValue as? Decimal).map { $0.description } ?? defaultValue
+            ModelArchive.encode(value, forKey: "NSDefaultValue", with: coder, extra: _archivedValueClasses, context: "attribute \(name)")
         }
         let flags = preservesValueInHistoryOnDeletion ? CompiledModelBuilder.preservesValueInHistoryOnDeletionFlag : 0
         if flags != 0 { coder.encode(flags, forKey: "NSFlagsKey") }
         if allowsExternalBinaryDataStorage { coder.encode(true, forKey: "_NSAllowsExternalBinaryDataStorage") }
         if allowsCloudEncryption { coder.encode(true, forKey: "_NSAllowsCloudEncryption") }
+    }
+
+    /// A transformable's default may be of the attribute's own class (the app's), when it is found by name.
+    private var _archivedValueClasses: [AnyClass] {
+        _attributeValueClassName.flatMap { TransformableValues.secureCodingClass(named: $0) }.map { [$0] } ?? []
     }
 
     func _decodeAttributeFields(from coder: NSCoder) -> String? {
@@ -77,9 +84,7 @@ extension NSAttributeDescription {
         preservesValueInHistoryOnDeletion = flags & CompiledModelBuilder.preservesValueInHistoryOnDeletionFlag != 0
         allowsExternalBinaryDataStorage = coder.decodeBool(forKey: "_NSAllowsExternalBinaryDataStorage")
         allowsCloudEncryption = coder.decodeBool(forKey: "_NSAllowsCloudEncryption")
-        // A transformable's default may be of the attribute's own class (the app's).
-        let valueClasses: [AnyClass] = _attributeValueClassName.flatMap { TransformableValues.secureCodingClass(named: $0) }.map { [$0] } ?? []
-        if let value = ModelArchive.value(coder, "NSDefaultValue", extra: valueClasses) {
+        if let value = ModelArchive.value(coder, "NSDefaultValue", extra: _archivedValueClasses) {
             defaultValue = CompiledModelBuilder.canonicalDefaultValue(value, type: type)
         }
         return nil

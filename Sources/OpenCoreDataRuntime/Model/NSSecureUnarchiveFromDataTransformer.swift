@@ -66,19 +66,17 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
     // MARK: Checks that keep Foundation on Linux from trapping
 
     /// Whether `value` is made of values Foundation archives with secure coding: Swift property-list
-    /// values and collections of them, and `NSSecureCoding` classes (at the top level, allowed ones).
-    package static func isSecurelyArchivable(_ value: Any, topLevel: Bool, allowed: [AnyClass]) -> Bool {
+    /// values and collections of them, and `NSSecureCoding` classes (at the top level, allowed ones;
+    /// at every level when `nestedToo`, as a model archive's values, which decode with one class list).
+    package static func isSecurelyArchivable(_ value: Any, topLevel: Bool, allowed: [AnyClass], nestedToo: Bool = false) -> Bool {
+        func member(_ value: Any) -> Bool { isSecurelyArchivable(value, topLevel: nestedToo, allowed: allowed, nestedToo: nestedToo) }
         switch value {
         case is String, is Bool, is Int, is Int8, is Int16, is Int32, is Int64, is UInt, is UInt8, is UInt16,
              is UInt32, is UInt64, is Double, is Float, is Data, is Date, is URL, is UUID:
             return true
-        case let array as [Any]: return array.allSatisfy { isSecurelyArchivable($0, topLevel: false, allowed: allowed) }
-        case let set as Set<AnyHashable>: return set.allSatisfy { isSecurelyArchivable($0.base, topLevel: false, allowed: allowed) }
-        case let dictionary as [AnyHashable: Any]:
-            return dictionary.allSatisfy {
-                isSecurelyArchivable($0.key.base, topLevel: false, allowed: allowed)
-                    && isSecurelyArchivable($0.value, topLevel: false, allowed: allowed)
-            }
+        case let array as [Any]: return array.allSatisfy(member)
+        case let set as Set<AnyHashable>: return set.allSatisfy { member($0.base) }
+        case let dictionary as [AnyHashable: Any]: return dictionary.allSatisfy { member($0.key.base) && member($0.value) }
         case let object as NSObject:
             let cls: AnyClass = type(of: object)
             guard (cls as? any NSSecureCoding.Type)?.supportsSecureCoding == true else { return false }

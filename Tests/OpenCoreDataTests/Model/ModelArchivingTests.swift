@@ -117,6 +117,7 @@ struct ModelArchivingTests {
         let thumbnail = NSAttributeDescription(name: "thumbnail", type: .binaryDataAttributeType)
         thumbnail.allowsExternalBinaryDataStorage = true
         let ratio = NSAttributeDescription(name: "ratio", type: .doubleAttributeType, defaultValue: 1.5)
+        let price = NSAttributeDescription(name: "price", type: .decimalAttributeType, defaultValue: Decimal(string: "12.345"))
         let palette = NSAttributeDescription(name: "palette", type: .transformableAttributeType)
         palette.valueTransformerName = "PaletteTransformer"
         palette.attributeValueClassName = "Palette"
@@ -133,7 +134,7 @@ struct ModelArchivingTests {
         ])
 
         let canvas = NSEntityDescription(name: "Canvas", managedObjectClassName: "App.Canvas",
-                                         properties: [title, width, created, thumbnail, ratio, palette, shapeCount, bigCircles, origin])
+                                         properties: [title, width, created, thumbnail, ratio, price, palette, shapeCount, bigCircles, origin])
         canvas.uniquenessConstraints = [["title"]]
         canvas.userInfo = ["kind": "document"]
         canvas.indexes = [NSFetchIndexDescription(name: "byTitle", elements: [NSFetchIndexElementDescription(property: title, collationType: .binary)])]
@@ -182,6 +183,7 @@ struct ModelArchivingTests {
         #expect(canvas.attributesByName["width"]?.defaultValue as? Int16 == 640, "the attribute type's canonical value")
         #expect(canvas.attributesByName["created"]?.defaultValue as? Date == Date(timeIntervalSinceReferenceDate: 1000))
         #expect(canvas.attributesByName["thumbnail"]?.allowsExternalBinaryDataStorage == true)
+        #expect(canvas.attributesByName["price"]?.defaultValue as? Decimal == Decimal(string: "12.345"))
         #expect(canvas.attributesByName["palette"]?.attributeValueClassName == "Palette")
         let derived = try #require(canvas.attributesByName["shapeCount"] as? NSDerivedAttributeDescription)
         #expect(derived.derivationExpression?.keyPath == "shapes.@count")

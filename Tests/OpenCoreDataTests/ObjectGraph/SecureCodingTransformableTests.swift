@@ -133,6 +133,22 @@ struct SecureCodingTransformableTests {
         #expect(found["blue"]?.value(forKey: "finish") as? PaintFinish == PaintFinish(gloss: 9))
     }
 
+    /// A model archives a transformable's default value of the app's class when the attribute's
+    /// `attributeValueClassName` finds that class; a default of a class it does not name is left out
+    /// (logged) instead of archived, as Foundation on Linux would end the process when unarchiving an
+    /// object of a class it does not allow.
+    @Test func aModelArchivesDefaultValuesOfTheAppsClass() throws {
+        let model = Self.model(colorDefault: PaintColor(name: "white", hue: 0))
+        let finish = try #require(model.entitiesByName["Paint"]?.attributesByName["finish"])
+        finish.attributeValueClassName = "NoSuchFinish"
+        finish.defaultValue = PaintFinish(gloss: 2)
+        let data = try NSKeyedArchiver.archivedData(withRootObject: model, requiringSecureCoding: true)
+        let copy = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: NSManagedObjectModel.self, from: data))
+        let paint = try #require(copy.entitiesByName["Paint"])
+        #expect(paint.attributesByName["color"]?.defaultValue as? PaintColor == PaintColor(name: "white", hue: 0))
+        #expect(paint.attributesByName["finish"]?.defaultValue == nil)
+    }
+
     /// A value of a class that is neither allowed by the transformer nor the attribute's value class
     /// fails the save with 134030, and the store is left as it was: it would not unarchive again.
     /// (Apple's documentation does not say whether Apple fails the save or the later read; this
