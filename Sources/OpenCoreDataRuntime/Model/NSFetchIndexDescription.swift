@@ -139,10 +139,14 @@ open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
 
 extension NSFetchIndexDescription: NSSecureCoding {
     /// `true`: indexes decode with secure coding.
+    ///
+    /// Related Core Data documentation: [supportsSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding/supportssecurecoding)
     public static var supportsSecureCoding: Bool { true }
 }
 
 extension NSFetchIndexElementDescription: NSSecureCoding {
     /// `true`: index elements decode with secure coding.
+    ///
+    /// Related Core Data documentation: [supportsSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding/supportssecurecoding)
     public static var supportsSecureCoding: Bool { true }
 }

@@ -236,14 +236,21 @@ package struct KeyedArchive {
         }
     }
 
-    /// The Objective-C name of an archived class. Foundation on Linux archives a Swift class under its
-    /// module-qualified name (`OpenCoreDataRuntime.NSEntityDescription`) and lists the names it
-    /// should fall back to in `$classhints` (`classFallbacksForKeyedArchiver()`): the first hint, else
-    /// the bare name, is the class Apple's archives name.
+    /// The name Apple's archives give an archived class. Foundation on Linux archives this module's
+    /// classes under their module-qualified names (`OpenCoreDataRuntime.NSEntityDescription`), and
+    /// lists the names to fall back to in `$classhints` (`classFallbacksForKeyedArchiver()`): the first
+    /// hint, else the name without this module. An app's class (`App.Cover`) keeps its module.
     package static func appleClassName(_ name: String, hints: [String]) -> String {
-        guard let dot = name.lastIndex(of: ".") else { return name }
-        return hints.first ?? String(name[name.index(after: dot)...])
+        guard name.contains(".") else { return name }
+        if let hint = hints.first { return hint }
+        return name.hasPrefix(ownModulePrefix) ? String(name.dropFirst(ownModulePrefix.count)) : name
     }
+
+    /// `OpenCoreDataRuntime.`, as Foundation on Linux prefixes this module's class names.
+    private static let ownModulePrefix: String = {
+        let qualified = String(reflecting: KeyedArchiveModuleMarker.self)
+        return String(qualified.prefix { $0 != "." }) + "."
+    }()
 
     /// The object index a UID value stands for, in any of its three spellings (see the type's docs).
     package static func uid(_ value: Any) -> Int? {
@@ -295,3 +302,6 @@ package struct KeyedArchive {
         return OpenCoreDataError(.fileReadCorruptFile, "\(place)\(what) \(message)", url: url)
     }
 }
+
+/// A class whose qualified name gives this module's name (see ``KeyedArchive/appleClassName(_:hints:)``).
+private final class KeyedArchiveModuleMarker {}

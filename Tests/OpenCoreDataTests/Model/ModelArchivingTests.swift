@@ -257,6 +257,15 @@ struct ModelArchivingTests {
         #expect(throws: (any Error).self) { try NSManagedObjectModel.load(contentsOf: directory.file("Corrupt.mom")) }
     }
 
+    /// The model reader names classes as Apple's archives do: this module's without the module, a
+    /// helper by its `$classhints`, an app's class with its module (a transformable's default value).
+    @Test func archivedClassNamesAreReadAsApplesArchivesNameThem() {
+        #expect(KeyedArchive.appleClassName(String(reflecting: NSEntityDescription.self), hints: []) == "NSEntityDescription")
+        #expect(KeyedArchive.appleClassName("OpenCoreDataRuntime.ArchivedFetchRequest", hints: ["NSFetchRequest"]) == "NSFetchRequest")
+        #expect(KeyedArchive.appleClassName("CoreDataPlus_Tests.Cover", hints: []) == "CoreDataPlus_Tests.Cover")
+        #expect(KeyedArchive.appleClassName("NSManagedObjectModel", hints: []) == "NSManagedObjectModel")
+    }
+
     // MARK: .momd
 
     /// `writeCompiledModelBundle` lays a `.momd` out as Xcode does: `NSManagedObjectModel(contentsOf:)`
