@@ -75,6 +75,27 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
 
     deinit { _reference.detach() }
 
+    /// Decodes an entity archived by ``encode(with:)``: its own properties, subentities and indexes.
+    /// The superentity and the model are not decoded (the superentity's subentities link it); a
+    /// decoded model links relationships to their destinations.
+    ///
+    /// Related Core Data documentation: [NSSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding)
+    public required init?(coder: NSCoder) {
+        super.init()
+        _reference.attach(self)
+        _archiveProblem = _decodeEntityFields(from: coder)
+    }
+
+    /// What was wrong in the archive this entity was decoded from, its properties' included; the
+    /// model that holds it fails to decode (see ``ModelArchive/fail(_:_:)``).
+    package private(set) final var _archiveProblem: String?
+
+    /// Encodes the entity with the keys of Apple's compiled models (`NSEntityName`, `NSProperties`,
+    /// ...; see ``NSManagedObjectModel/encode(with:)``).
+    ///
+    /// Related Core Data documentation: [NSCoding](https://developer.apple.com/documentation/foundation/nscoding)
+    open func encode(with coder: NSCoder) { _encodeEntityFields(with: coder) }
+
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, managedObjectClassName: String? = nil, properties: [NSPropertyDescription] = []) {
         self.init()
