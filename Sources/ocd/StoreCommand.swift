@@ -53,7 +53,6 @@ struct StoreCommand: ParsableCommand {
             do {
                 if let cached = try NSManagedObjectModel.cachedModel(ofStoreAt: copy) {
                     out += StorePrinter.cachedModel(cached)
-                    StorePrinter.registerPassThroughTransformers(for: cached)
                     readingModel = cached
                     modelLabel = "Z_MODELCACHE (the model cached in the store)"
                 } else {
@@ -66,6 +65,7 @@ struct StoreCommand: ParsableCommand {
         if let loadedModel = readingModel, let modelPath = modelLabel {
             let compatible = StorePrinter.compatibility(metadata, loadedModel, modelPath: modelPath, into: &out)
             if compatible {
+                out += StorePrinter.registerPassThroughTransformers(for: loadedModel)
                 out += try StorePrinter.sample(copy, model: loadedModel, limit: sample)
             } else {
                 out += "\nsample: not read (the model does not fit the store)\n"
@@ -106,16 +106,26 @@ enum StorePrinter {
         return out
     }
 
-    /// The cached model names the app's value transformers, which this tool does not have: values of
-    /// transformable attributes are read as their stored bytes instead.
-    static func registerPassThroughTransformers(for model: NSManagedObjectModel) {
-        for entity in model.entities {
-            for attribute in entity.attributesByName.values {
+    /// A model names the app's value transformers, which this tool does not have (the store's cached
+    /// model, or one given with `--model`): values of transformable attributes whose transformer is
+    /// not registered are read as their stored bytes instead of failing the sample (134070). Returns
+    /// a note naming those attributes, empty when there are none.
+    static func registerPassThroughTransformers(for model: NSManagedObjectModel) -> String {
+        var missing: [String: [String]] = [:]  // transformer name → "Entity.attribute"
+        for entity in model.sortedEntities {
+            for attribute in entity.ownProperties.compactMap({ $0 as? NSAttributeDescription }).sorted(by: { $0.name < $1.name }) {
                 guard let name = attribute.valueTransformerName.map({ NSValueTransformerName(rawValue: $0) }),
-                      !ValueTransformer.valueTransformerNames().contains(name) else { continue }
-                ValueTransformer.setValueTransformer(ValueTransformer(), forName: name)
+                      missing[name.rawValue] != nil || !ValueTransformer.valueTransformerNames().contains(name) else { continue }
+                missing[name.rawValue, default: []].append("\(entity.name ?? "?").\(attribute.name)")
             }
         }
+        var note = ""
+        for name in missing.keys.sorted() {
+            ValueTransformer.setValueTransformer(ValueTransformer(), forName: NSValueTransformerName(rawValue: name))
+            note += "\nnote: ocd has no value transformer named \(name): \(missing[name]!.joined(separator: ", "))"
+            note += " shown as stored bytes\n"
+        }
+        return note
     }
 
     static func metadata(_ metadata: [String: Any]) -> String {
@@ -237,12 +247,19 @@ enum StorePrinter {
         "\(object.entity.name ?? "?") \(object.objectID.uriRepresentation().lastPathComponent)"
     }
 
-    /// A value as one short line; `Data` in base64 in metadata (version hashes), as a size in objects.
+    /// `Data` in a sample: its size and its first bytes in hex.
+    private static func bytes(_ data: Data) -> String {
+        let shown = data.prefix(16).map { String(format: "%02x", $0) }.joined()
+        return data.isEmpty ? "<0 bytes>" : "<\(data.count) bytes 0x\(shown)\(data.count > 16 ? "…" : "")>"
+    }
+
+    /// A value as one short line; `Data` in base64 in metadata (version hashes), as its size and first
+    /// bytes in objects.
     static func format(_ value: Any) -> String { format(value, base64: true) }
 
     static func format(_ value: Any, base64: Bool) -> String {
         switch value {
-        case let data as Data: base64 ? data.base64EncodedString() : "<\(data.count) bytes>"
+        case let data as Data: base64 ? data.base64EncodedString() : bytes(data)
         case let string as String: "\"\(string)\""
         case let date as Date: ISO8601DateFormatter().string(from: date)
         case let array as [Any]: "[" + array.map(format).joined(separator: ", ") + "]"

@@ -1,5 +1,12 @@
 import Foundation
 
+/// The metadata key of the model's version checksum (``NSManagedObjectModel/versionChecksum``), which
+/// Apple's SQLite stores record as `NSStoreModelVersionChecksumKey`: Apple's name for
+/// ``NSStoreModelVersionChecksumKey``, the same key.
+///
+/// Related Core Data documentation: [NSPersistentStoreModelVersionChecksumKey](https://developer.apple.com/documentation/coredata/nspersistentstoremodelversionchecksumkey)
+public let NSPersistentStoreModelVersionChecksumKey = NSStoreModelVersionChecksumKey
+
 /// Connects a model's contexts to the stores that hold its objects.
 ///
 /// ```swift
@@ -108,21 +115,39 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try NSCompositeAttributeDescription._validateComposites(in: managedObjectModel)
         try NSFetchedPropertyDescription._validateFetchedProperties(in: managedObjectModel)
         let url = storeURL ?? URL(fileURLWithPath: "/dev/null")
+        try NSPersistentStore._checkStoreType(at: url, requested: storeType, storeClass: cls)  // before anything opens it
         if let staged = options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
             try staged.migrateStore(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
         }
         try MappingModelMigration.migrateStoreIfNeeded(at: url, storeClass: cls, type: storeType, to: managedObjectModel, options: options)
-        return try lock.withLock {
+        let added = try lock.withLock {
             if storeType != NSInMemoryStoreType, stores.contains(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 throw OpenCoreDataError(.persistentStoreOpen, "a store at this URL was already added to the coordinator", url: url)
             }
             let store = cls.init(persistentStoreCoordinator: self, configurationName: configuration, at: url, options: options)
             try store.loadMetadata()
+            do { try store._checkLoadedStoreType(requested: storeType) } catch { store.willRemove(from: self); throw error }
+            if LightweightMigration.bool(options?[NSIgnorePersistentStoreVersioningOption]) {
+                recordVersionHashes(in: store)
+            }
             if store.identifier == nil { store.identifier = UUID().uuidString }
             stores.append(store)
             store.didAdd(to: self)
             return store
         }
+        postStoresDidChange(added: [added])
+        return added
+    }
+
+    /// A store added with ``NSIgnorePersistentStoreVersioningOption`` opened without its version hashes
+    /// being compared; Apple "will, however, continue to update the version hash information in the
+    /// metadata": the model's hashes replace the store's in its metadata, which the store writes at
+    /// its next save (the file is not changed before that).
+    private func recordVersionHashes(in store: NSPersistentStore) {
+        guard let metadata = store.metadata,
+            !managedObjectModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+        else { return }
+        store.metadata[NSStoreModelVersionHashesKey] = managedObjectModel.entityVersionHashesByName
     }
 
     /// Adds a store of `type` at `storeURL`.
@@ -157,6 +182,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Removes a store from the coordinator (its file stays).
     open func remove(_ store: NSPersistentStore) throws {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw OpenCoreDataError(
+                .persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
+        }
+        postWillRemoveStore()
         try lock.withLock {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
                 throw OpenCoreDataError(.persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
@@ -164,6 +194,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store.willRemove(from: self)
             stores.remove(at: index)
         }
+        postStoresDidChange(removed: [store])
     }
 
     /// The store at `URL`.
@@ -197,13 +228,42 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// The metadata of the store at `url`, without adding it.
+    ///
+    /// Related Core Data documentation: [metadataForPersistentStore(type:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/metadataforpersistentstore(type:at:options:))
     open class func metadataForPersistentStore(type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
         try metadataForPersistentStore(ofType: type.rawValue, at: url, options: options)
     }
 
     /// Writes metadata to the store at `url` without adding it.
+    ///
+    /// Related Core Data documentation: [setMetadata(_:forPersistentStoreOfType:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/setmetadata(_:forpersistentstoreoftype:at:options:))
     open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreOfType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws {
         try storeClass(for: storeType).setMetadata(metadata, forPersistentStoreAt: url)
+    }
+
+    /// The model Core Data cached in the SQLite store at `url` (its `Z_MODELCACHE`), read without
+    /// adding the store: ``NSManagedObjectModel/cachedModel(ofStoreAt:)``, which throws
+    /// `NSCoreDataError` (134060) instead of answering `nil` when the store has no cached model
+    /// (stores of old framework versions, and those OpenCoreData writes). `options` are not used.
+    ///
+    /// Related Core Data documentation: [cachedModelForPersistentStore(at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/cachedmodelforpersistentstore(at:options:))
+    open class func cachedModelForPersistentStore(at url: URL, options: [AnyHashable: Any]? = nil) throws
+        -> NSManagedObjectModel
+    {
+        guard let model = try NSManagedObjectModel.cachedModel(ofStoreAt: url) else {
+            throw OpenCoreDataError(.coreDataError, "the store has no cached model (no Z_MODELCACHE row)", url: url)
+        }
+        return model
+    }
+
+    /// Writes metadata to the store at `url` without adding it.
+    ///
+    /// Related Core Data documentation: [setMetadata(_:type:at:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/setmetadata(_:type:at:options:))
+    open class func setMetadata(
+        _ metadata: [String: Any]?, type storeType: NSPersistentStore.StoreType, at storeURL: URL,
+        options: [AnyHashable: Any]? = nil
+    ) throws {
+        try setMetadata(metadata, forPersistentStoreOfType: storeType.rawValue, at: storeURL, options: options)
     }
 
     /// Deletes a store's files (and its `-wal`/`-shm` companions).
@@ -211,16 +271,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [destroyPersistentStore(at:ofType:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/destroypersistentstore(at:oftype:options:))
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         let cls = try Self.storeClass(for: storeType)
+        if persistentStore(for: url) != nil { postWillRemoveStore() }
+        var removed: NSPersistentStore?
+        defer { if let removed { postStoresDidChange(removed: [removed]) } }  // after the lock is released
         try lock.withLock {
             if let store = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 store.willRemove(from: self)
                 stores.removeAll { $0 === store }
+                removed = store
             }
             try cls.destroyStore(at: url, options: options)
         }
     }
 
     /// Deletes a store's files.
+    ///
+    /// Related Core Data documentation: [destroyPersistentStore(at:type:options:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/destroypersistentstore(at:type:options:))
     open func destroyPersistentStore(at url: URL, type: NSPersistentStore.StoreType, options: [AnyHashable: Any]? = nil) throws {
         try destroyPersistentStore(at: url, ofType: type.rawValue, options: options)
     }
@@ -231,17 +297,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [managedObjectID(forURIRepresentation:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/managedobjectid(foruirepresentation:))
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
-        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
-        let parts = url.path.split(separator: "/").map(String.init)
-        guard parts.count == 2, let entity = managedObjectModel.entitiesByName[parts[0]], let kind = parts[1].first else { return nil }
-        let value = String(parts[1].dropFirst())
+        guard let uri = NSManagedObjectID._parseURIRepresentation(url),
+              let entity = managedObjectModel.entitiesByName[uri.entityName] else { return nil }
         return lock.withLock {
+            let host = uri.storeIdentifier
             guard let store = stores.first(where: { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame }) as? NSIncrementalStore else { return nil }
-            switch kind {
-            case "p": return Int64(value).map { store.newObjectID(for: entity, referenceObject: $0) }
-            case "s": return store.newObjectID(for: entity, referenceObject: value.removingPercentEncoding ?? value)
-            default: return nil
-            }
+            return store.newObjectID(for: entity, referenceObject: uri.referenceObject)
         }
     }
 
@@ -275,6 +336,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     open func perform(_ block: @escaping () -> Void) {
         let boxed = UncheckedSendable(block)
         DispatchQueue.global().async { self.lock.withLock { boxed.value() } }
+    }
+
+    /// Runs `block` with the coordinator's lock held, off the caller's thread, and returns its result.
+    ///
+    /// Related Core Data documentation: [perform(_:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/perform(_:)-74udx)
+    public func perform<T, E: Error>(_ block: @escaping () throws(E) -> T) async throws(E) -> T {
+        let boxed = UncheckedSendable(block)
+        let result: UncheckedSendable<Result<T, E>> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let outcome = self.lock.withLock { () -> Result<T, E> in
+                    do throws(E) { return .success(try boxed.value()) } catch { return .failure(error) }
+                }
+                continuation.resume(returning: UncheckedSendable(outcome))
+            }
+        }
+        return try result.value.get()
     }
 
     /// The stores that hold `entity` (by configuration), in the order they were added.
@@ -401,8 +478,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private func executeSave(_ request: NSSaveChangesRequest, context: NSManagedObjectContext) throws {
         // With one store every object is in it: the request goes through as it is.
         if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
-            if store.isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url) }
+            if store.isReadOnly, !request._hasNoChanges { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url) }
             _ = try store.execute(request, with: context)
+            return
+        }
+        if request._hasNoChanges {  // a save without changes: every store sees it, as with one store
+            for case let store as NSIncrementalStore in stores { _ = try store.execute(request, with: context) }
             return
         }
         var byStore: [ObjectIdentifier: (NSIncrementalStore, [[NSManagedObject]])] = [:]
@@ -433,7 +514,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             guard let store = objectID.persistentStore as? NSIncrementalStore else {
                 throw OpenCoreDataError(.persistentStoreOperation, "the object's store was removed", entityName: objectID.entity.name, objectID: objectID)
             }
-            return try store.newValuesForObject(with: objectID, with: context)
+            return try store._newValuesResolvingOmittedToOnes(for: objectID, with: context)
         }
     }
 

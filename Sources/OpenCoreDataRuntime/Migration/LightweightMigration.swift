@@ -50,10 +50,13 @@ package enum LightweightMigration {
     /// Throws 134100 when migration is off, 134130 when no known model version (nor the store's
     /// cached model) matches the store (unversioned, unknown or newer store), 134140 when inference is off (no mapping model files on
     /// Linux), and 134190 when the change is not lightweight-eligible. Nothing is written.
+    ///
+    /// With ``NSIgnorePersistentStoreVersioningOption`` the hashes are not compared at all (`nil`).
     package static func plan(
         storeMetadata metadata: [String: Any], model: NSManagedObjectModel, options: [AnyHashable: Any]?, url: URL?,
         cachedModel: (() throws -> NSManagedObjectModel?)? = nil
     ) throws -> LightweightMigrationPlan? {
+        if bool(options?[NSIgnorePersistentStoreVersioningOption]) { return nil }
         if model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return nil }
         guard bool(options?[NSMigratePersistentStoresAutomaticallyOption]) else {
             throw OpenCoreDataError(

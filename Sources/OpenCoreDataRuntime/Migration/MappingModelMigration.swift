@@ -17,7 +17,9 @@ package enum MappingModelMigration {
     ) throws {
         guard LightweightMigration.bool(options?[NSMigratePersistentStoresAutomaticallyOption]),
             !LightweightMigration.bool(options?[NSReadOnlyPersistentStoreOption]),
-            storeClass is any MigratingPersistentStore.Type, FileManager.default.fileExists(atPath: url.path),
+            !LightweightMigration.bool(options?[NSIgnorePersistentStoreVersioningOption]),
+            let migrating = storeClass as? any MigratingPersistentStore.Type,
+            FileManager.default.fileExists(atPath: url.path),
             let metadata = try? storeClass.metadataForPersistentStore(with: url),
             !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata),
             let source = LightweightMigration.sourceModelCandidates(for: model, options: options).first(where: {
@@ -36,12 +38,8 @@ package enum MappingModelMigration {
             throw error
         }
         manager.reset()
-        // The migrated file replaces the store in one rename; side files of the old one go first.
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
-        guard rename(work.path, url.path) == 0 else {
-            try? storeClass.destroyStore(at: work, options: nil)
-            throw OpenCoreDataError(.migration, "cannot move the migrated store into place (errno \(errno))", url: url)
-        }
+        // The migrated file replaces the store in one rename.
+        try migrating.moveStoreFile(at: work, over: url, code: .migration)
     }
 
     /// A mapping model from `source` to `model`: in the folder of the model's `.xcdatamodeld` (two

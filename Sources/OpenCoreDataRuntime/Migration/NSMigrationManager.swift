@@ -9,6 +9,20 @@ package protocol MigratingPersistentStore: NSPersistentStore {
     static func migrateStoreInPlace(at url: URL, plan: LightweightMigrationPlan) throws
 }
 
+extension MigratingPersistentStore {
+    /// Puts the store file at `work` in the place of the store at `url`, in one rename, after the old
+    /// store's `-wal` and `-shm` files are gone (they belong to the file being replaced). If the
+    /// rename fails, `work` is removed and the store at `url` is left as it is, with `code`.
+    package static func moveStoreFile(at work: URL, over url: URL, code: OpenCoreDataError.Code) throws {
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        guard rename(work.path, url.path) == 0 else {
+            let failure = errno
+            try? destroyStore(at: work, options: nil)
+            throw OpenCoreDataError(code, "cannot move the new store file into place (errno \(failure))", url: url)
+        }
+    }
+}
+
 /// Migrates a store from one model version to another with a mapping model, into a new store.
 ///
 /// ```swift
@@ -108,10 +122,11 @@ open class NSMigrationManager: NSObject, @unchecked Sendable {
     /// `NSMigrationError` (134110) or the policy's own error code when a stage fails (naming the
     /// entity mapping). Nothing is left at `dURL` after a failure; the source is never changed.
     ///
-    /// Related Core Data documentation: [migrateStore(from:type:options:mapping:to:type:options:)](https://developer.apple.com/documentation/coredata/nsmigrationmanager/migratestore(from:type:options:mapping:to:type:options:))
+    /// Related Core Data documentation: [migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)](https://developer.apple.com/documentation/coredata/nsmigrationmanager/migratestore(from:sourcetype:options:with:todestinationurl:destinationtype:destinationoptions:))
     open func migrateStore(
-        from sourceURL: URL, type sStoreType: String, options sOptions: [AnyHashable: Any]? = nil,
-        mapping: NSMappingModel?, to dURL: URL, type dStoreType: String, options dOptions: [AnyHashable: Any]? = nil
+        from sourceURL: URL, sourceType sStoreType: String, options sOptions: [AnyHashable: Any]? = nil,
+        with mapping: NSMappingModel?, toDestinationURL dURL: URL, destinationType dStoreType: String,
+        destinationOptions dOptions: [AnyHashable: Any]? = nil
     ) throws {
         migrationProgress = 0
         _cancellation.withLock { $0 = nil }
@@ -163,6 +178,38 @@ open class NSMigrationManager: NSObject, @unchecked Sendable {
         try _migrateInStages(
             from: sourceURL, type: sStoreType, class: sourceClass, options: sOptions, mapping: mapping,
             to: dURL, type: dStoreType, class: destinationClass, options: dOptions, appending: appending)
+    }
+
+    /// Migrates the store at `sourceURL` into a new store at `destinationURL` using `mapping`: the
+    /// same migration as
+    /// ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``,
+    /// with the store types as `NSPersistentStore.StoreType`.
+    ///
+    /// Related Core Data documentation: [migrateStore(from:type:options:mapping:to:type:options:)](https://developer.apple.com/documentation/coredata/nsmigrationmanager/migratestore(from:type:options:mapping:to:type:options:))
+    open func migrateStore(
+        from sourceURL: URL, type sourceType: NSPersistentStore.StoreType,
+        options sourceOptions: [AnyHashable: Any]? = nil, mapping: NSMappingModel, to destinationURL: URL,
+        type destinationType: NSPersistentStore.StoreType, options destinationOptions: [AnyHashable: Any]? = nil
+    ) throws {
+        try migrateStore(
+            from: sourceURL, sourceType: sourceType.rawValue, options: sourceOptions, with: mapping,
+            toDestinationURL: destinationURL, destinationType: destinationType.rawValue,
+            destinationOptions: destinationOptions)
+    }
+
+    /// The newer spelling with the store types as strings (`NSSQLiteStoreType`) and an optional
+    /// mapping, as the package's own callers and tests use it.
+    ///
+    /// - Note: Linux: not an Apple spelling (Apple's takes `NSPersistentStore.StoreType` and a
+    ///   non-optional mapping); it forwards to
+    ///   ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``.
+    open func migrateStore(
+        from sourceURL: URL, type sStoreType: String, options sOptions: [AnyHashable: Any]? = nil,
+        mapping: NSMappingModel?, to dURL: URL, type dStoreType: String, options dOptions: [AnyHashable: Any]? = nil
+    ) throws {
+        try migrateStore(
+            from: sourceURL, sourceType: sStoreType, options: sOptions, with: mapping, toDestinationURL: dURL,
+            destinationType: dStoreType, destinationOptions: dOptions)
     }
 
     /// Stops the running migration: `migrateStore` throws `NSMigrationCancelledError` (134120)

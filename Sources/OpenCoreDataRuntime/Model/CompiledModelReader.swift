@@ -116,10 +116,14 @@ struct CompiledModelBuilder {
     private static let propertyKeys: Set<String> = [
         "NSPropertyName", "NSEntity", "NSIsOptional", "NSIsTransient", "NSIsReadOnly", "NSUserInfo",
         "NSVersionHashModifier", "NSRenamingIdentifier", "NSValidationPredicates", "NSValidationWarnings", "_P", "$class",
+        "_NSIsIndexed", "_NSIsIndexedBySpotlight",  // written by NSPropertyDescription.encode(with:)
     ]
+    private static let fetchedPropertyKeys: Set<String> = propertyKeys.union(["NSFetchRequest", "_NSFetchRequestEntityName"])
     private static let attributeKeys: Set<String> = propertyKeys.union([
         "NSAttributeType", "NSAttributeValueClassName", "NSDefaultValue", "NSValueTransformerName", "NSFlagsKey",
+        "_NSAllowsExternalBinaryDataStorage", "_NSAllowsCloudEncryption",  // written by NSAttributeDescription.encode(with:)
     ])
+    private static let compositeKeys: Set<String> = attributeKeys.union(["NSElements"])
     private static let derivedKeys: Set<String> = attributeKeys.union(["NSDerivationExpression", "NSFilteringPredicate"])
     private static let relationshipKeys: Set<String> = propertyKeys.union([
         "NSDestinationEntity", "_NSDestinationEntityName", "NSInverseRelationship", "_NSInverseRelationshipName",
@@ -250,7 +254,6 @@ struct CompiledModelBuilder {
             }
             if propertyObject.isKind(of: "NSFetchedPropertyDescription") {
                 try noteFetchedProperty(propertyObject, entityName: name)
-                continue
             }
             let property = try makeProperty(propertyObject, entityName: name)
             propertyByUID[propertyObject.uid] = property
@@ -292,7 +295,9 @@ struct CompiledModelBuilder {
             if object.isKind(of: "NSDerivedAttributeDescription") {
                 note(unknownKeysOf: object, known: Self.derivedKeys, in: context)
                 let derived = NSDerivedAttributeDescription()
-                if let expression = try object.object("NSDerivationExpression") {
+                if let format = try object.value("NSDerivationExpression") as? String {  // written by encode(with:)
+                    derived._setDerivationExpression(format: format)
+                } else if let expression = try object.object("NSDerivationExpression") {
                     let decoded = try ArchivedPredicateDecoder(archive: archive).expression(expression)
                     let format = ArchivedPredicateDecoder.modelFileFormat(of: decoded)
                     // `count:(pages)` is the archived form of the key path `pages.@count`, the form
@@ -305,8 +310,17 @@ struct CompiledModelBuilder {
                 }
                 attribute = derived
             } else if object.isKind(of: "NSCompositeAttributeDescription") {
-                // No composite attribute is in the corpus's compiled models: its keys are unknown.
-                throw archive.error("\(context): composite attributes in compiled models are not supported")
+                // No Apple-written archive with a composite attribute has been seen: `NSElements` is
+                // what NSCompositeAttributeDescription.encode(with:) writes.
+                note(unknownKeysOf: object, known: Self.compositeKeys, in: context)
+                let composite = NSCompositeAttributeDescription()
+                composite.elements = try (object.array("NSElements") ?? []).map { item in
+                    guard let element = item as? Object, element.isKind(of: "NSAttributeDescription"),
+                          let attribute = try makeProperty(element, entityName: entityName) as? NSAttributeDescription
+                    else { throw archive.error("\(context): an element of the composite is not an attribute") }
+                    return attribute
+                }
+                attribute = composite
             } else {
                 note(unknownKeysOf: object, known: Self.attributeKeys, in: context)
                 attribute = NSAttributeDescription()
@@ -316,6 +330,8 @@ struct CompiledModelBuilder {
             if let className = try object.string("NSAttributeValueClassName"), type == .transformableAttributeType {
                 attribute.attributeValueClassName = className
             }
+            attribute.allowsExternalBinaryDataStorage = try object.bool("_NSAllowsExternalBinaryDataStorage")
+            attribute.allowsCloudEncryption = try object.bool("_NSAllowsCloudEncryption")
             let flags = try object.int("NSFlagsKey") ?? 0
             attribute.preservesValueInHistoryOnDeletion = flags & Self.preservesValueInHistoryOnDeletionFlag != 0
             if flags & ~Self.preservesValueInHistoryOnDeletionFlag != 0 {
@@ -323,12 +339,25 @@ struct CompiledModelBuilder {
             }
             attribute.defaultValue = try defaultValue(object, type: type, context: context)
             property = attribute
+        } else if object.isKind(of: "NSFetchedPropertyDescription") {
+            note(unknownKeysOf: object, known: Self.fetchedPropertyKeys, in: context)
+            let fetched = NSFetchedPropertyDescription()
+            if let fetch = try object.object("NSFetchRequest") {
+                // By entity name: the entities are not all made yet (the store's check resolves it).
+                let described = try fetchRequestInfo(fetch, fallbackEntity: try object.string("_NSFetchRequestEntityName"))
+                let request = NSFetchRequest<any NSFetchRequestResult>(entityName: described.entityName)
+                request.predicate = try predicate(fetch, decoder: ArchivedPredicateDecoder(archive: archive))
+                fetched.fetchRequest = request
+            }
+            property = fetched
         } else {
             throw archive.error("\(context) is a \(object.className), not an attribute or relationship")
         }
         property.name = name
         property.isOptional = try object.bool("NSIsOptional")
         property.isTransient = try object.bool("NSIsTransient")
+        property.isIndexed = try object.bool("_NSIsIndexed")
+        property.isIndexedBySpotlight = try object.bool("_NSIsIndexedBySpotlight")
         property.versionHashModifier = try object.string("NSVersionHashModifier")
         property.renamingIdentifier = try object.string("NSRenamingIdentifier")
         property.userInfo = try userInfo(object, key: "NSUserInfo")
@@ -352,6 +381,12 @@ struct CompiledModelBuilder {
             info.unrecognizedElements.append("\(context): default value of class \(archived.className) (left out)")
             return nil
         }
+        return Self.canonicalDefaultValue(value, type: type)
+    }
+
+    /// A default value as the attribute type's canonical Swift value (an archive holds numbers as
+    /// `NSNumber`s of any width).
+    static func canonicalDefaultValue(_ value: Any, type: NSAttributeType) -> Any? {
         let number = value as? NSNumber
         switch type {
         case .integer16AttributeType: return KeyedArchive.integer(value).flatMap { Int16(exactly: $0) }
@@ -362,13 +397,14 @@ struct CompiledModelBuilder {
         case .booleanAttributeType: return (value as? Bool) ?? number?.boolValue
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return decimal }
+            if let text = value as? String { return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) }  // as encode(with:) writes it
             return number.map { Decimal(string: $0.stringValue, locale: Locale(identifier: "en_US_POSIX")) ?? Decimal($0.doubleValue) }
         default: return value
         }
     }
 
-    /// Fetched properties are not model classes here yet: recorded as file info (name, entity,
-    /// predicate) and left out of the entity, as for Xcode model files.
+    /// Records a fetched property as file info (name, entity, predicate), as for Xcode model files;
+    /// ``makeProperty(_:entityName:)`` makes its `NSFetchedPropertyDescription`.
     private mutating func noteFetchedProperty(_ object: Object, entityName: String) throws {
         let name = try object.string("NSPropertyName") ?? ""
         var request: XcodeFetchRequestInfo?
@@ -464,13 +500,16 @@ struct CompiledModelBuilder {
     // MARK: Fetch requests
 
     private func fetchRequest(_ object: Object, context: String) throws -> NSFetchRequest<any NSFetchRequestResult> {
-        guard let entityObject = try object.object("NSEntity"), let entity = entityByUID[entityObject.uid], let name = entity.name else {
+        // `NSEntityName` is what a template written by this framework names when it has no entity object.
+        let entity = try object.object("NSEntity").flatMap { entityByUID[$0.uid] }
+            ?? object.string("NSEntityName").flatMap { name in entityByUID.values.first { $0.name == name } }
+        guard let entity, let name = entity.name else {
             throw archive.error("\(context): its entity is not an entity of the model")
         }
         let request = NSFetchRequest<any NSFetchRequestResult>(entityName: name)
         request.entity = entity
         let decoder = ArchivedPredicateDecoder(archive: archive)
-        if let predicate = try object.object("NSPredicate") { request.predicate = try decoder.predicate(predicate) }
+        request.predicate = try predicate(object, decoder: decoder)
         if let sorts = try object.array("NSSortDescriptors") {
             request.sortDescriptors = try sorts.map { item in
                 guard let sort = item as? Object else { throw archive.error("\(context): a sort descriptor is malformed") }
@@ -487,8 +526,9 @@ struct CompiledModelBuilder {
     }
 
     private func fetchRequestInfo(_ object: Object, fallbackEntity: String?) throws -> XcodeFetchRequestInfo {
-        let entityName = try object.object("NSEntity").flatMap { try $0.string("NSEntityName") } ?? fallbackEntity ?? ""
-        let predicate = try object.object("NSPredicate").map { try ArchivedPredicateDecoder(archive: archive).predicate($0) }
+        let entityName = try object.object("NSEntity").flatMap { try $0.string("NSEntityName") } ?? object.string("NSEntityName")
+            ?? fallbackEntity ?? ""
+        let predicate = try predicate(object, decoder: ArchivedPredicateDecoder(archive: archive))
         return XcodeFetchRequestInfo(
             name: "", entityName: entityName, predicateString: predicate?.predicateFormat,
             fetchLimit: try object.int("NSFetchLimit"), fetchBatchSize: try object.int("NSBatchSize"),
@@ -496,6 +536,20 @@ struct CompiledModelBuilder {
     }
 
     // MARK: Helpers
+
+    /// A fetch request's `NSPredicate`: an archived predicate, or a format string (as this
+    /// framework's `encode(with:)` writes it).
+    private func predicate(_ request: Object, decoder: ArchivedPredicateDecoder) throws -> NSPredicate? {
+        switch try request.value("NSPredicate") {
+        case nil: return nil
+        case let format as String:
+            do { return try NSPredicate(validatingFormat: format) } catch {
+                throw archive.error("\(request): predicate does not parse: \(format)")
+            }
+        case let object as Object: return try decoder.predicate(object)
+        case let other?: throw archive.error("\(request): NSPredicate is a \(type(of: other))")
+        }
+    }
 
     private func userInfo(_ object: Object, key: String) throws -> [AnyHashable: Any]? {
         try object.dictionary(key)?.userInfo

@@ -31,7 +31,8 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         get { _attributeValueClassName ?? attributeType.canonicalTypeName }
         set { _attributeValueClassName = newValue }
     }
-    private var _attributeValueClassName: String?
+    /// The value class name as set (nil when derived from the type).
+    package private(set) var _attributeValueClassName: String?
     /// The value a new object starts with.
     open var defaultValue: Any?
     /// Whether large values may live outside the store file.
@@ -49,6 +50,18 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     open var valueTransformerName: String?
 
     public override init() { super.init() }
+
+    /// Decodes an attribute (see ``NSPropertyDescription/init(coder:)``).
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+        _noteArchiveProblem(_decodeAttributeFields(from: coder))
+    }
+
+    /// Encodes the attribute with the keys of Apple's compiled models (see ``NSPropertyDescription/encode(with:)``).
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        _encodeAttributeFields(with: coder)
+    }
 
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, type: NSAttributeType, isOptional: Bool = true, defaultValue: Any? = nil) {

@@ -44,6 +44,20 @@ open class NSCompositeAttributeDescription: NSAttributeDescription, @unchecked S
         attributeType = .compositeAttributeType
     }
 
+    /// Decodes a composite attribute and its elements (`NSElements`; see ``NSPropertyDescription/init(coder:)``).
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+        attributeType = .compositeAttributeType
+        elements = ModelArchive.objects(coder, "NSElements", of: NSAttributeDescription.self, with: [NSAttributeDescription.self])
+    }
+
+    /// Encodes the composite and its elements (`NSElements`, a key of this framework's: no Apple
+    /// archive with a composite attribute has been seen; see ``NSPropertyDescription/encode(with:)``).
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(elements, forKey: "NSElements")
+    }
+
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, elements: [NSAttributeDescription], isOptional: Bool = true) {
         self.init()

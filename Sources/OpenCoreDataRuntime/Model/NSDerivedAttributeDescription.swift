@@ -49,4 +49,26 @@ open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sen
     package override var _isReadOnly: Bool { true }
 
     public override init() { super.init() }
+
+    /// Decodes a derived attribute (see ``NSPropertyDescription/init(coder:)``).
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+        if let format = ModelArchive.string(coder, "NSDerivationExpression") { _setDerivationExpression(format: format) }
+    }
+
+    /// Encodes the attribute with the keys of Apple's compiled models (see ``NSPropertyDescription/encode(with:)``).
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        ModelArchive.encode(_derivationExpressionFormat, forKey: "NSDerivationExpression", with: coder)
+    }
+
+    /// Sets the expression from its format as a model file writes it: a plain key path
+    /// (`photos.@count`), or a function (`canonical:(name)`, `now()`). A function that does not parse
+    /// leaves the expression nil, which fails the store's load with the attribute named (see
+    /// `DerivationExpression`); the format is kept for the version hash either way.
+    package func _setDerivationExpression(format: String) {
+        derivationExpression = XcodeModelBuilder.isPlainKeyPath(format)
+            ? NSExpression(forKeyPath: format) : try? NSExpression(validatingFormat: format, argumentArray: [])
+        _derivationExpressionFormat = format
+    }
 }

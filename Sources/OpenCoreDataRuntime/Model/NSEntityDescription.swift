@@ -75,6 +75,27 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
 
     deinit { _reference.detach() }
 
+    /// Decodes an entity archived by ``encode(with:)``: its own properties, subentities and indexes.
+    /// The superentity and the model are not decoded (the superentity's subentities link it); a
+    /// decoded model links relationships to their destinations.
+    ///
+    /// Related Core Data documentation: [NSSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding)
+    public required init?(coder: NSCoder) {
+        super.init()
+        _reference.attach(self)
+        _archiveProblem = _decodeEntityFields(from: coder)
+    }
+
+    /// What was wrong in the archive this entity was decoded from, its properties' included; the
+    /// model that holds it fails to decode (see ``ModelArchive/fail(_:_:)``).
+    package private(set) final var _archiveProblem: String?
+
+    /// Encodes the entity with the keys of Apple's compiled models (`NSEntityName`, `NSProperties`,
+    /// ...; see ``NSManagedObjectModel/encode(with:)``).
+    ///
+    /// Related Core Data documentation: [NSCoding](https://developer.apple.com/documentation/foundation/nscoding)
+    open func encode(with coder: NSCoder) { _encodeEntityFields(with: coder) }
+
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, managedObjectClassName: String? = nil, properties: [NSPropertyDescription] = []) {
         self.init()
@@ -438,13 +459,34 @@ package enum ManagedObjectClassRegistry {
     /// ships the model). Here a bare name is tried in the targets whose SwiftPM resource bundles
     /// (`<Package>_<Target>.resources`) sit beside the executable. Managed object classes and entity
     /// migration policies are found this way.
+    ///
+    /// A name that is not a dotted Swift identifier (a model file may hold anything) is not looked up:
+    /// the runtime's demangler would read it as a mangled name.
     package static func type<T>(named name: String, as: T.Type) -> T? {
-        if let found = _typeByName(name) as? T { return found }
+        guard isTypeName(name) else { return nil }
+        if let found = lookUp(name, as: T.self) { return found }
         guard !name.contains(".") else { return nil }
         for module in candidateModules {
-            if let found = _typeByName("\(module).\(name)") as? T { return found }
+            if let found = lookUp("\(module).\(name)", as: T.self) { return found }
         }
         return nil
+    }
+
+    /// The type named `name` as a `T`. The looked-up metatype is unwrapped before the cast: with `T` a
+    /// metatype, `_typeByName(name) as? T` compiles under `-O` to a cast of the optional that does not
+    /// check for nil first, and an unknown name crashes a release build.
+    private static func lookUp<T>(_ name: String, as: T.Type) -> T? {
+        guard let found: any Any.Type = _typeByName(name) else { return nil }
+        return found as? T
+    }
+
+    /// Whether `name` is one or more Swift identifiers joined by dots (`Item`, `Shop.Item`).
+    package static func isTypeName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 1024 else { return false }
+        return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
+            guard let first = part.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+            return part.unicodeScalars.allSatisfy { $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }
+        }
     }
 
     /// Module names of the program's SwiftPM targets that ship resources, found once.

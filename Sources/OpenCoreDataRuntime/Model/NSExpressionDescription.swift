@@ -25,6 +25,32 @@ open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [expressionResultType](https://developer.apple.com/documentation/coredata/nsexpressiondescription/expressionresulttype)
     open var expressionResultType: NSAttributeType = .undefinedAttributeType
+    /// The newer Swift spelling of ``expressionResultType``.
+    ///
+    /// Related Core Data documentation: [resultType](https://developer.apple.com/documentation/coredata/nsexpressiondescription/resulttype)
+    open var resultType: NSAttributeDescription.AttributeType {
+        get { NSAttributeDescription.AttributeType(expressionResultType) }
+        set { expressionResultType = newValue.rawValue }
+    }
 
     public override init() { super.init() }
+
+    /// Decodes an expression description: the expression from its format (`NSExpression`), and its
+    /// result type (`NSExpressionResultType`; see ``NSPropertyDescription/init(coder:)``).
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+        if let format = ModelArchive.string(coder, "NSExpression") {
+            expression = try? NSExpression(validatingFormat: format, argumentArray: [])
+            if expression == nil { _noteArchiveProblem("expression description \(name): the expression does not parse: \(format)") }
+        }
+        expressionResultType = NSAttributeType(rawValue: UInt(clamping: max(coder.decodeInteger(forKey: "NSExpressionResultType"), 0)))
+            ?? .undefinedAttributeType
+    }
+
+    /// Encodes the expression as its format string and the result type (see ``NSPropertyDescription/encode(with:)``).
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        ModelArchive.encode(expression?.description, forKey: "NSExpression", with: coder)
+        coder.encode(Int(expressionResultType.rawValue), forKey: "NSExpressionResultType")
+    }
 }

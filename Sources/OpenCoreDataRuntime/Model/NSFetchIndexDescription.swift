@@ -43,6 +43,31 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
         super.init()
         for element in self.elements { element.indexDescription = self }
     }
+
+    /// Decodes an index (`NSIndexName`, `NSIndexElements`); its elements name their properties,
+    /// which are found when the index is added to an entity's ``NSEntityDescription/indexes``.
+    ///
+    /// Related Core Data documentation: [NSSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding)
+    public required init?(coder: NSCoder) {
+        name = ModelArchive.string(coder, "NSIndexName") ?? ""
+        elements = ModelArchive.objects(coder, "NSIndexElements", of: NSFetchIndexElementDescription.self,
+                                        with: [NSFetchIndexElementDescription.self])
+        if let format = ModelArchive.string(coder, "NSPartialIndexPredicate") {
+            partialIndexPredicate = try? NSPredicate(validatingFormat: format)
+        }
+        super.init()
+        for element in elements { element.indexDescription = self }
+    }
+
+    /// Encodes the index with the keys of Apple's compiled models; a partial index predicate as its format.
+    ///
+    /// Related Core Data documentation: [NSCoding](https://developer.apple.com/documentation/foundation/nscoding)
+    open func encode(with coder: NSCoder) {
+        coder.encode(name, forKey: "NSIndexName")
+        coder.encode(elements, forKey: "NSIndexElements")
+        ModelArchive.encode(partialIndexPredicate?.predicateFormat, forKey: "NSPartialIndexPredicate", with: coder)
+        if let entity { coder.encode(entity, forKey: "NSEntity") }
+    }
 }
 
 /// The kind of index an element takes part in.
@@ -80,4 +105,48 @@ open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
         self.collationType = collationType
         super.init()
     }
+
+    /// The property's name while the element is decoded and its property not yet found.
+    package var _decodedPropertyName: String?
+
+    /// Decodes an element (`NSPropertyName`, `NSFetchIndexElementType`, `NSAscending`).
+    ///
+    /// Related Core Data documentation: [NSSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding)
+    public required init?(coder: NSCoder) {
+        _decodedPropertyName = ModelArchive.string(coder, "NSPropertyName")
+        collationType = coder.decodeInteger(forKey: "NSFetchIndexElementType") == 1 ? .rTree : .binary
+        isAscending = coder.containsValue(forKey: "NSAscending") ? coder.decodeBool(forKey: "NSAscending") : true
+        super.init()
+    }
+
+    /// Encodes the element with the keys of Apple's compiled models.
+    ///
+    /// Related Core Data documentation: [NSCoding](https://developer.apple.com/documentation/foundation/nscoding)
+    open func encode(with coder: NSCoder) {
+        ModelArchive.encode(propertyName ?? _decodedPropertyName, forKey: "NSPropertyName", with: coder)
+        coder.encode(Int(collationType.rawValue), forKey: "NSFetchIndexElementType")
+        coder.encode(isAscending, forKey: "NSAscending")
+    }
+
+    /// Finds the decoded element's property among `entity`'s; false if it has none of that name.
+    package func _resolveDecodedProperty(in entity: NSEntityDescription) -> Bool {
+        guard property == nil else { return true }
+        guard let name = _decodedPropertyName, let found = entity.propertiesByName[name] else { return false }
+        property = found
+        return true
+    }
+}
+
+extension NSFetchIndexDescription: NSSecureCoding {
+    /// `true`: indexes decode with secure coding.
+    ///
+    /// Related Core Data documentation: [supportsSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding/supportssecurecoding)
+    public static var supportsSecureCoding: Bool { true }
+}
+
+extension NSFetchIndexElementDescription: NSSecureCoding {
+    /// `true`: index elements decode with secure coding.
+    ///
+    /// Related Core Data documentation: [supportsSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding/supportssecurecoding)
+    public static var supportsSecureCoding: Bool { true }
 }

@@ -54,6 +54,24 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
 
     public override init() { super.init() }
 
+    /// Decodes a fetched property and its fetch request (`NSFetchRequest`: entity name, predicate
+    /// format, sort descriptors; see ``NSPropertyDescription/init(coder:)``).
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+        let archived = ModelArchive.object(coder, "NSFetchRequest", [ArchivedFetchRequest.self]) as? ArchivedFetchRequest
+        fetchRequest = archived?.request
+        _noteArchiveProblem(archived?.problem.map { "fetched property \(name): \($0)" })
+    }
+
+    /// Encodes the fetched property with the keys of Apple's compiled models (see ``NSPropertyDescription/encode(with:)``).
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        if let fetchRequest {
+            coder.encode(ArchivedFetchRequest(fetchRequest), forKey: "NSFetchRequest")
+            ModelArchive.encode(fetchRequest.entityName, forKey: "_NSFetchRequestEntityName", with: coder)
+        }
+    }
+
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, fetchRequest: NSFetchRequest<any NSFetchRequestResult>) {
         self.init()

@@ -27,8 +27,9 @@ extension NSManagedObjectModel {
     ///
     /// Related Core Data documentation: [NSManagedObjectModel](https://developer.apple.com/documentation/coredata/nsmanagedobjectmodel)
     ///
-    /// - Note: An OpenCoreData addition: Core Data reads this cache only internally and has no
-    ///   public API for it. Fetched properties in the cached model are left out of its entities.
+    /// - Note: An OpenCoreData addition; Apple's form (macOS and iOS 26.4) is
+    ///   ``NSPersistentStoreCoordinator/cachedModelForPersistentStore(at:options:)``, which throws
+    ///   where this answers `nil`. Fetched properties in the cached model are left out of its entities.
     public static func cachedModel(ofStoreAt url: URL) throws -> NSManagedObjectModel? {
         // Checks that the file is a Core Data store, with the metadata reader's errors.
         _ = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)

@@ -34,11 +34,38 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         _reference.attach(self)
     }
 
+    /// Decodes a model archived by ``encode(with:)``, or any archive with the keys of Apple's
+    /// compiled models that this framework writes: entities, configurations, fetch request
+    /// templates and version identifiers, with every relationship linked to its destination and
+    /// inverse. The decoded model has the version hashes of the archived one.
+    ///
+    /// ```swift
+    /// let data = try NSKeyedArchiver.archivedData(withRootObject: model, requiringSecureCoding: true)
+    /// let copy = try NSKeyedUnarchiver.unarchivedObject(ofClass: NSManagedObjectModel.self, from: data)
+    /// ```
+    ///
+    /// Related Core Data documentation: [NSSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding)
+    public required init?(coder: NSCoder) {
+        super.init()
+        _reference.attach(self)
+        guard _decodeModelFields(from: coder) else { return nil }
+    }
+
     deinit {
         _reference.detach()
         // Each entity and its layout hold each other (`EntityLayout.entity`): let go here.
         for entity in _entities { entity._releaseLayouts() }
     }
+
+    /// Encodes the model with the keys of Apple's compiled models (`NSEntities`, `NSProperties`, ...),
+    /// so that the archive is a `.mom` that ``init(contentsOf:)`` loads with the same version hashes.
+    /// See ``write(toCompiledModelAt:)`` and ``writeCompiledModelBundle(_:currentVersionName:to:)``.
+    ///
+    /// - Note: Linux: classes are archived under their Swift names (`OpenCoreDataRuntime.NSEntityDescription`),
+    ///   as Foundation on Linux names every class; predicates and expressions as their format strings.
+    ///
+    /// Related Core Data documentation: [NSCoding](https://developer.apple.com/documentation/foundation/nscoding)
+    open func encode(with coder: NSCoder) { _encodeModelFields(with: coder) }
 
     /// The entities, including subentities. Setting it makes this model their owner.
     open var entities: [NSEntityDescription] {

@@ -57,12 +57,42 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     package final let _isFrameworkClass: Bool
 
     public override init() {
-        let type = ObjectIdentifier(Swift.type(of: self))
-        _isFrameworkClass = [
+        _isFrameworkClass = Self._isFrameworkClass(Swift.type(of: self))
+        super.init()
+    }
+
+    /// Decodes a property archived by ``encode(with:)`` or read from a compiled model's keys
+    /// (`NSPropertyName`, `NSIsOptional`, ...). The owning entity is not decoded: adding the property
+    /// to an entity sets it, and a decoded model links its entities itself.
+    ///
+    /// Related Core Data documentation: [NSSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding)
+    public required init?(coder: NSCoder) {
+        _isFrameworkClass = Self._isFrameworkClass(Swift.type(of: self))
+        super.init()
+        _noteArchiveProblem(_decodePropertyFields(from: coder))
+    }
+
+    /// What was wrong in the archive this property was decoded from; the model that holds it fails
+    /// to decode (see ``ModelArchive/fail(_:_:)`` for why the property itself does not).
+    package private(set) final var _archiveProblem: String?
+
+    /// Keeps the first problem found while decoding.
+    package final func _noteArchiveProblem(_ problem: String?) {
+        if _archiveProblem == nil { _archiveProblem = problem }
+    }
+
+    /// Encodes the property with the keys of Apple's compiled models, so that an archive of a model
+    /// is a `.mom` (see ``NSManagedObjectModel/encode(with:)``).
+    ///
+    /// Related Core Data documentation: [NSCoding](https://developer.apple.com/documentation/foundation/nscoding)
+    open func encode(with coder: NSCoder) { _encodePropertyFields(with: coder) }
+
+    private static func _isFrameworkClass(_ cls: NSPropertyDescription.Type) -> Bool {
+        let type = ObjectIdentifier(cls)
+        return [
             NSAttributeDescription.self, NSRelationshipDescription.self, NSDerivedAttributeDescription.self,
             NSCompositeAttributeDescription.self, NSFetchedPropertyDescription.self, NSExpressionDescription.self,
         ].contains { ObjectIdentifier($0) == type }
-        super.init()
     }
 
     /// Sets the validation predicates and the warnings reported when each fails. The save

@@ -49,6 +49,20 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
 
     public override init() { super.init() }
 
+    /// Decodes a relationship. The destination and the inverse are read by name
+    /// (`_NSDestinationEntityName`, `_NSInverseRelationshipName`) and linked when the model that holds
+    /// them is decoded (see ``NSPropertyDescription/init(coder:)``).
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+        _noteArchiveProblem(_decodeRelationshipFields(from: coder))
+    }
+
+    /// Encodes the relationship with the keys of Apple's compiled models (see ``NSPropertyDescription/encode(with:)``).
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        _encodeRelationshipFields(with: coder)
+    }
+
     /// Convenience initializer (not Apple API) for models built in code.
     public convenience init(name: String, destination: NSEntityDescription, toMany: Bool, isOptional: Bool = true,
                             deleteRule: NSDeleteRule = .nullifyDeleteRule, isOrdered: Bool = false) {

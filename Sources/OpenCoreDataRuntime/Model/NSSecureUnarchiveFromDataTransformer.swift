@@ -36,38 +36,47 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
     open override func transformedValue(_ value: Any?) -> Any? {
         let unwrapped = ValueConversion.unwrap(value)
         guard let data = unwrapped as? Data ?? (unwrapped as? NSData).map({ Data($0) }) else { return nil }
-        let allowed = Self.allowedTopLevelClasses
-        // Foundation on Linux traps on a class that is not allowed; check the archive's classes first.
-        guard Self.archiveClassesAreAllowed(data, allowed) else { return nil }
-        guard let object = try? NSKeyedUnarchiver.unarchivedObject(ofClasses: allowed, from: data) else { return nil }
-        return Self.swiftValue(object)
+        return _unarchive(data, alsoAllowing: [])
     }
 
     /// Archives `value` with secure coding; nil if it cannot be archived securely, or would not
     /// unarchive again because its class is not one of ``allowedTopLevelClasses``.
     open override func reverseTransformedValue(_ value: Any?) -> Any? {
         guard let value = ValueConversion.unwrap(value), !(value is NSNull) else { return nil }
+        return _archive(value, alsoAllowing: [])
+    }
+
+    /// Unarchives `data`, allowing ``allowedTopLevelClasses`` and `extra` (a transformable attribute's
+    /// value class, which Core Data allows too).
+    package func _unarchive(_ data: Data, alsoAllowing extra: [AnyClass]) -> Any? {
+        let allowed = Self.allowedTopLevelClasses + extra
+        // Foundation on Linux traps on a class that is not allowed; check the archive's classes first.
+        guard Self.archiveClassesAreAllowed(data, allowed) else { return nil }
+        guard let object = try? NSKeyedUnarchiver.unarchivedObject(ofClasses: allowed, from: data) else { return nil }
+        return Self.swiftValue(object)
+    }
+
+    /// Archives `value` if it would unarchive again allowing ``allowedTopLevelClasses`` and `extra`.
+    package func _archive(_ value: Any, alsoAllowing extra: [AnyClass]) -> Data? {
         // Foundation on Linux traps on a value without secure coding; check the value first.
-        guard Self.isSecurelyArchivable(value, topLevel: true, allowed: Self.allowedTopLevelClasses) else { return nil }
+        guard Self.isSecurelyArchivable(value, topLevel: true, allowed: Self.allowedTopLevelClasses + extra) else { return nil }
         return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: true)
     }
 
     // MARK: Checks that keep Foundation on Linux from trapping
 
     /// Whether `value` is made of values Foundation archives with secure coding: Swift property-list
-    /// values and collections of them, and `NSSecureCoding` classes (at the top level, allowed ones).
-    private static func isSecurelyArchivable(_ value: Any, topLevel: Bool, allowed: [AnyClass]) -> Bool {
+    /// values and collections of them, and `NSSecureCoding` classes (at the top level, allowed ones;
+    /// at every level when `nestedToo`, as a model archive's values, which decode with one class list).
+    package static func isSecurelyArchivable(_ value: Any, topLevel: Bool, allowed: [AnyClass], nestedToo: Bool = false) -> Bool {
+        func member(_ value: Any) -> Bool { isSecurelyArchivable(value, topLevel: nestedToo, allowed: allowed, nestedToo: nestedToo) }
         switch value {
         case is String, is Bool, is Int, is Int8, is Int16, is Int32, is Int64, is UInt, is UInt8, is UInt16,
              is UInt32, is UInt64, is Double, is Float, is Data, is Date, is URL, is UUID:
             return true
-        case let array as [Any]: return array.allSatisfy { isSecurelyArchivable($0, topLevel: false, allowed: allowed) }
-        case let set as Set<AnyHashable>: return set.allSatisfy { isSecurelyArchivable($0.base, topLevel: false, allowed: allowed) }
-        case let dictionary as [AnyHashable: Any]:
-            return dictionary.allSatisfy {
-                isSecurelyArchivable($0.key.base, topLevel: false, allowed: allowed)
-                    && isSecurelyArchivable($0.value, topLevel: false, allowed: allowed)
-            }
+        case let array as [Any]: return array.allSatisfy(member)
+        case let set as Set<AnyHashable>: return set.allSatisfy { member($0.base) }
+        case let dictionary as [AnyHashable: Any]: return dictionary.allSatisfy { member($0.key.base) && member($0.value) }
         case let object as NSObject:
             let cls: AnyClass = type(of: object)
             guard (cls as? any NSSecureCoding.Type)?.supportsSecureCoding == true else { return false }
@@ -80,19 +89,27 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
     /// Whether every class an archive names resolves, as `NSKeyedUnarchiver` resolves it, to an
     /// allowed class that supports secure coding.
     private static func archiveClassesAreAllowed(_ data: Data, _ allowed: [AnyClass]) -> Bool {
-        guard let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-              let archive = plist as? [String: Any], let objects = archive["$objects"] as? [Any]
-        else { return false }
-        for case let description as [String: Any] in objects {
-            guard let name = description["$classname"] as? String else { continue }
+        guard let classes = archivedClasses(data) else { return false }
+        return classes.allSatisfy { description in
             // The unarchiver tries the class name, then each hint, and traps on the first one that
             // resolves to a class that is not allowed.
-            let candidates = [name] + (description["$classes"] as? [String] ?? [])
+            let candidates = [description.name] + description.classes
             guard let resolved = candidates.lazy.compactMap({ NSKeyedUnarchiver.class(forClassName: $0) ?? NSClassFromString($0) }).first,
                   isKind(resolved, of: allowed), (resolved as? any NSSecureCoding.Type)?.supportsSecureCoding == true
             else { return false }
+            return true
         }
-        return true
+    }
+
+    /// The class descriptions of a keyed archive (`$classname`, `$classes`); nil if `data` is not one.
+    package static func archivedClasses(_ data: Data) -> [(name: String, classes: [String])]? {
+        guard let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
+              let archive = plist as? [String: Any], let objects = archive["$objects"] as? [Any]
+        else { return nil }
+        return objects.compactMap { object in
+            guard let description = object as? [String: Any], let name = description["$classname"] as? String else { return nil }
+            return (name, description["$classes"] as? [String] ?? [])
+        }
     }
 
     private static func isKind(_ cls: AnyClass, of allowed: [AnyClass]) -> Bool {
@@ -105,7 +122,7 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer {
     }
 
     /// Foundation objects as the Swift values users stored (`NSString` as `String`, ...).
-    private static func swiftValue(_ object: Any) -> Any {
+    package static func swiftValue(_ object: Any) -> Any {
         switch object {
         case let string as NSString: return String(string)
         case let data as NSData: return Data(data)

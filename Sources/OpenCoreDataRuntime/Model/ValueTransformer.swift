@@ -163,7 +163,10 @@ open class ValueTransformer: NSObject {
 
     /// Whether this transformer unarchives in its forward direction (``NSSecureUnarchiveFromDataTransformer``
     /// and its subclasses), so Core Data runs it in reverse to store a value.
-    package var _unarchivesForward: Bool { (forwardTarget ?? self) is NSSecureUnarchiveFromDataTransformer }
+    package var _unarchivesForward: Bool { _secureUnarchiver != nil }
+
+    /// The ``NSSecureUnarchiveFromDataTransformer`` this transformer is or stands for.
+    package var _secureUnarchiver: NSSecureUnarchiveFromDataTransformer? { (forwardTarget ?? self) as? NSSecureUnarchiveFromDataTransformer }
 }
 
 /// `NSNegateBoolean`: `true` ↔ `false` (both directions).

@@ -181,15 +181,8 @@ struct XcodeModelBuilder {
         let attribute: NSAttributeDescription
         if element.flag("derived") {
             let derived = NSDerivedAttributeDescription()
-            let expression = element["derivationExpression"]?.trimmingCharacters(in: .whitespaces)
-            derived._derivationExpressionFormat = expression
-            if let expression, Self.isPlainKeyPath(expression) {
-                derived.derivationExpression = NSExpression(forKeyPath: expression)
-            } else if let expression {
-                // A function (`canonical:(name)`, `now()`); one that does not parse stays nil and
-                // fails the store's load with the attribute named (see DerivationExpression).
-                derived.derivationExpression = try? NSExpression(validatingFormat: expression, argumentArray: [])
-                derived._derivationExpressionFormat = expression
+            if let expression = element["derivationExpression"]?.trimmingCharacters(in: .whitespaces) {
+                derived._setDerivationExpression(format: expression)
             }
             attribute = derived
         } else if type == .compositeAttributeType {

@@ -78,11 +78,13 @@ extension NSManagedObject {
     ///
     /// To-many relationships of an object already saved are checked only when they changed and
     /// have a count bound, so validation does not load every relationship from the store. Derived
-    /// attributes are computed by the save, not set by the user, and are not checked.
+    /// attributes are computed by the save, not set by the user: only a required one of a new
+    /// object is checked (see ``_missingDerivedValues()``).
     package func _validateForSave() throws {
         if _isFault { _fireFault() }
-        var errors: [(error: any Error, object: NSManagedObject)] = []
         let layout = _layout
+        var errors: [(error: any Error, object: NSManagedObject)] =
+            layout.derivedSlots.isEmpty ? [] : _missingDerivedValues().map { ($0, self) }
         let names = layout.names
         // When the class keeps the default `validateValue(_:forKey:)`, an attribute whose value
         // passes its first checks where it lies is not boxed and handed to it: the answer would be
@@ -92,7 +94,7 @@ extension NSManagedObject {
         // Every property such an attribute, every value where the check would look: nothing to
         // box or call for any of them (per property, the loop below cost about 70 instructions,
         // callgrind cases 1 and 5).
-        if checksInPlace, layout.validatesInPlace,
+        if errors.isEmpty, checksInPlace, layout.validatesInPlace,
             withUnsafeMutablePointer(
                 to: &_storedValues, { RowValues.allInFieldOrOptionalNil(at: $0, layout.isOptionalSlot) })
         {
@@ -130,6 +132,23 @@ extension NSManagedObject {
             }
         }
         if !errors.isEmpty, let error = OpenCoreDataError.grouping(anyErrors: errors) { throw error }
+    }
+
+    /// The required derived attributes of a new object, each missing: Apple's store computes a
+    /// derived value as it writes the row, after validation, so a new object has none to validate
+    /// but its default value, and a required derived attribute without one fails with
+    /// `validationMissingMandatoryProperty` (1570) as on Apple. (OpenCoreData computes the value in
+    /// the context before validation; what the object held before that is what is checked.)
+    private func _missingDerivedValues() -> [OpenCoreDataError] {
+        guard _isInserted else { return [] }
+        return _layout.derivedSlots.compactMap { slot in
+            let property = _layout.properties[slot]
+            guard !property.isOptional, !property.isTransient,
+                  (property as? NSAttributeDescription)?.defaultValue == nil else { return nil }
+            return OpenCoreDataError(
+                .validationMissingMandatoryProperty, property._defaultMessage(for: .validationMissingMandatoryProperty),
+                object: self, key: property.name, value: nil)
+        }
     }
 
     /// Whether the attribute at `slot` passes `_validateValue(_:forKey:)`'s first two checks as it

@@ -119,6 +119,12 @@ extension NSManagedObjectContext {
 
     /// Runs a fetch request and returns all results as `NSFetchRequestResult`s.
     public func fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
+        try _untypedFetch(request)
+    }
+
+    /// The results of `request`, whatever their type (objects, IDs, dictionaries or a count), as
+    /// ``fetch(_:)-(NSFetchRequest<any NSFetchRequestResult>)`` returns them.
+    package func _untypedFetch<T>(_ request: NSFetchRequest<T>) throws -> [Any] {
         try performAndWait { () throws(any Error) -> [Any] in try _fetch(prepared(request)).values }
     }
 
@@ -139,12 +145,32 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// Runs a request (a fetch) and returns its result.
-    public func execute(_ request: NSPersistentStoreRequest) throws -> Any {
-        if let fetch = request as? NSFetchRequest<any NSFetchRequestResult> { return try self.fetch(fetch) }
-        if let asynchronous = request as? any _OCDAsynchronousRequest { return asynchronous._ocdStart(in: self) }
+    /// Runs a request and returns its result, as Apple's stores answer each kind:
+    /// - an ``NSAsynchronousFetchRequest`` returns its ``NSAsynchronousFetchResult`` at once and
+    ///   fetches on the context's queue (see there);
+    /// - a plain `NSFetchRequest<T>` fetches now (as ``fetch(_:)-(NSFetchRequest<T>)`` does) and returns an
+    ///   `NSAsynchronousFetchResult<T>` whose `finalResult` holds the results (Apple's observed answer;
+    ///   its documentation does not say), or an `NSAsynchronousFetchResult<any NSFetchRequestResult>`
+    ///   when the request's `resultType` gives something other than `T` (IDs, dictionaries or a count
+    ///   from a request typed for objects);
+    /// - an `NSSaveChangesRequest` is sent to the stores and answers an empty `NSPersistentStoreResult`;
+    /// - any other request goes to the coordinator, and its store's answer must be an
+    ///   `NSPersistentStoreResult` (`NSPersistentStoreUnsupportedRequestTypeError`, 134091, if not).
+    ///
+    /// - Note: Linux: `NSAsynchronousFetchResult` is a Swift generic class, so a cast must name the
+    ///   result type the request was made with (`as? NSAsynchronousFetchResult<Item>` for an
+    ///   `NSFetchRequest<Item>`); Objective-C generics let any such cast succeed on Apple.
+    ///
+    /// Related Core Data documentation: [execute(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/execute(_:))
+    public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+        if let fetching = request as? any _OCDContextRequest { return try fetching._ocdExecute(in: self) }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
-        return try coordinator.execute(request, with: self)
+        let answer = try coordinator.execute(request, with: self)
+        if let result = answer as? NSPersistentStoreResult { return result }
+        if request is NSSaveChangesRequest { return NSPersistentStoreResult() }
+        throw OpenCoreDataError(
+            .persistentStoreUnsupportedRequestType,
+            "the store answered \(type(of: request)) with \(type(of: answer)), not an NSPersistentStoreResult")
     }
 
     /// A type-erased copy of `request` with its entity resolved and its predicate checked.

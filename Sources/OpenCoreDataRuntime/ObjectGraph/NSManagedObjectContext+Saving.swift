@@ -35,7 +35,7 @@ extension NSManagedObjectContext {
     private func _save() throws {
         processPendingChanges()
         _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
-        guard hasChanges else { return }
+        guard hasChanges else { return try _saveWithoutChanges() }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
         try _runWillSave()  // NSManagedObjectContext+Lifecycle.swift
@@ -83,6 +83,25 @@ extension NSManagedObjectContext {
 }
 
 extension NSManagedObjectContext {
+    /// A save with nothing to save still reaches the stores, as on Apple: one save request with
+    /// empty sets (a store of your own may write its metadata then; the SQLite store writes
+    /// nothing unless its metadata changed). No notifications are posted.
+    ///
+    /// Not made when no one could tell: the coordinator is not a subclass (which sees every
+    /// request) and no store wants it (``NSPersistentStore/_wantsSavesWithoutChanges``).
+    private func _saveWithoutChanges() throws {
+        guard let coordinator = persistentStoreCoordinator else { return }
+        let stores = coordinator.persistentStores
+        guard !stores.isEmpty else { return }
+        if type(of: coordinator) == NSPersistentStoreCoordinator.self,
+            // (Stores are read under the coordinator's lock.)
+            !coordinator.performAndWait({ stores.contains { $0._wantsSavesWithoutChanges } })
+        {
+            return
+        }
+        _ = try coordinator.execute(NSSaveChangesRequest(inserted: [], updated: [], deleted: []), with: self)
+    }
+
     /// `objects` as a set for a did-save notification's `userInfo`, made with room for twice as
     /// many. Each insertion compares the object with every one it meets in its probe, through
     /// `NSObject`'s `==`, which boxes the other in an `Any?` for `isEqual(_:)` (about 160

@@ -1,5 +1,13 @@
 import Foundation
 
+/// The concurrency types of a context, under Apple's older name.
+///
+/// - Note: Linux: one type serves both of Apple's spellings, this enum's cases
+///   (`.privateQueueConcurrencyType`) and the newer structure's (`.privateQueue`).
+///
+/// Related Core Data documentation: [NSManagedObjectContextConcurrencyType](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontextconcurrencytype)
+public typealias NSManagedObjectContextConcurrencyType = NSManagedObjectContext.ConcurrencyType
+
 /// A scratchpad of managed objects: it tracks changes, keeps one instance per object, and saves.
 ///
 /// ```swift
@@ -29,10 +37,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         case confinementConcurrencyType = 0
         case privateQueueConcurrencyType = 1
         case mainQueueConcurrencyType = 2
+
+        /// The newer Swift spelling of ``privateQueueConcurrencyType``.
+        ///
+        /// Related Core Data documentation: [privateQueue](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/concurrencytype/privatequeue)
+        public static let privateQueue = ConcurrencyType.privateQueueConcurrencyType
+        /// The newer Swift spelling of ``mainQueueConcurrencyType``.
+        ///
+        /// Related Core Data documentation: [mainQueue](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/concurrencytype/mainqueue)
+        public static let mainQueue = ConcurrencyType.mainQueueConcurrencyType
     }
 
     /// The context's concurrency type.
     public let concurrencyType: ConcurrencyType
+    /// Developer information kept with the context (Core Data does not read it).
+    ///
+    /// Related Core Data documentation: [userInfo](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/userinfo)
+    public let userInfo = NSMutableDictionary()
     /// The coordinator whose stores the context reads and saves.
     // Read for every object created with `init(context:)`: no run-time exclusivity check (see `registry`).
     @exclusivity(unchecked) open var persistentStoreCoordinator: NSPersistentStoreCoordinator?
@@ -102,6 +123,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         super.init()
         _link.attach(self)
         if ct != .mainQueueConcurrencyType { queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self)) }
+    }
+
+    /// Creates a context of the given concurrency type (`.privateQueue` or `.mainQueue`): the newer
+    /// Swift spelling of ``init(concurrencyType:)``.
+    ///
+    /// Related Core Data documentation: [init(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/init(_:))
+    public convenience init(_ type: ConcurrencyType) {
+        self.init(concurrencyType: type)
     }
 
     deinit {

@@ -114,11 +114,13 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
         return nil
     }
 
-    /// The store's reference object, as `NSIncrementalStore.referenceObject(for:)` returns it.
+    /// The store's reference object, as `NSIncrementalStore.referenceObject(for:)` returns it: a
+    /// string, `Data` or other value as the store gave it; an integer as an `NSNumber`, as on Apple,
+    /// so that it casts to whichever integer type the store used (`as? Int`, `as? Int64`).
     package var referenceObject: Any {
         switch reference {
         case .temporary(let n): return n
-        case .int64(let v): return v
+        case .int64(let v): return NSNumber(value: v)
         case .string(let s): return s
         case .other(let h): return h.base
         }
@@ -126,21 +128,41 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
 
     /// A URI that identifies the object in Core Data's form.
     ///
-    /// Permanent: `x-coredata://<store UUID>/<Entity>/p<pk>`; temporary: `x-coredata:///<Entity>/t<UUID><n>`.
+    /// Permanent: `x-coredata://<store UUID>/<Entity>/p<key>` for an integer key (Apple's form);
+    /// temporary: `x-coredata:///<Entity>/t<UUID><n>`. Other reference objects of an incremental
+    /// store, whose form Apple does not document, are written so that
+    /// ``NSPersistentStoreCoordinator/managedObjectID(forURIRepresentation:)`` gives the store back
+    /// the same value: `s<string>` with every byte but RFC 3986's unreserved characters
+    /// percent-escaped, `d<hex bytes>` for `Data`, `u<UUID>` for a `UUID` (see
+    /// docs/linux-differences.md).
     public func uriRepresentation() -> URL {
         let entityName = entity.name ?? "?"
-        switch reference {
-        case .temporary(let n):
+        if case .temporary(let n) = reference {
             return URL(string: "x-coredata:///\(entityName)/t\(Self.temporaryPrefix)\(n)")!
-        case .int64(let pk):
-            return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(entityName)/p\(pk)")!
-        case .string(let s):
-            let escaped = s.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? s
-            return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(entityName)/s\(escaped)")!
-        case .other(let h):
-            let text = "\(h.base)".addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "?"
-            return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(entityName)/o\(text)")!
         }
+        let key: String
+        switch reference {
+        case .temporary: key = ""  // handled above
+        case .int64(let pk): key = "p\(pk)"
+        case .string(let s): key = "s" + URIKey.escaped(s)
+        case .other(let h): key = URIKey.component(for: h.base)
+        }
+        let base = "x-coredata://\(persistentStore?.identifier ?? "")/\(URIKey.escaped(entityName))/"
+        return URL(string: base + key) ?? URL(string: base + "o")!
+    }
+
+    /// The parts of a permanent ID's `uriRepresentation()`: the store's identifier, the entity's
+    /// name and the reference object, as the store gave it; `nil` for a URI of another form (or a
+    /// temporary ID's, which no store resolves).
+    package static func _parseURIRepresentation(_ url: URL) -> (storeIdentifier: String, entityName: String, referenceObject: Any)? {
+        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty,
+              let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath
+        else { return nil }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 2, let entityName = String(parts[0]).removingPercentEncoding,
+              let reference = URIKey.referenceObject(in: parts[1])
+        else { return nil }
+        return (host, entityName, reference)
     }
 
     public override var hash: Int { Self.hash(root: root, reference: reference) }
@@ -166,6 +188,51 @@ public final class NSManagedObjectID: NSObject, @unchecked Sendable {
     }
 
     public override var description: String { "<\(uriRepresentation().absoluteString)>" }
+}
+
+/// The last path component of a permanent ID's URI: the reference object, tagged by kind.
+private enum URIKey {
+    /// RFC 3986's unreserved characters: everything else is percent-escaped, `/` and spaces too.
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    static func escaped(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    /// The component for a reference object that is neither an integer nor a string.
+    static func component(for value: AnyHashable) -> String {
+        switch value.base {
+        case let data as Data: return "d" + data.map { String(format: "%02x", $0) }.joined()
+        case let uuid as UUID: return "u" + uuid.uuidString
+        default: return "o" + escaped("\(value.base)")  // written for reading only: resolves to nothing
+        }
+    }
+
+    /// The reference object `component` stands for.
+    static func referenceObject(in component: Substring) -> Any? {
+        guard let kind = component.first else { return nil }
+        let body = component.dropFirst()
+        switch kind {
+        // Apple writes any reference object after `p`, as text: one that is not an integer is read
+        // as the string it most likely was.
+        case "p": return Int64(body).map { $0 as Any } ?? String(body).removingPercentEncoding
+        case "s": return String(body).removingPercentEncoding
+        case "u": return UUID(uuidString: String(body))
+        case "d":
+            guard body.count % 2 == 0 else { return nil }
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(body.count / 2)
+            var index = body.startIndex
+            while index < body.endIndex {
+                let next = body.index(index, offsetBy: 2)
+                guard let byte = UInt8(body[index..<next], radix: 16) else { return nil }
+                bytes.append(byte)
+                index = next
+            }
+            return Data(bytes)
+        default: return nil
+        }
+    }
 }
 
 /// An `AnyHashable` that is declared `Sendable`.

@@ -45,6 +45,12 @@ package enum TransformableValues {
         let output = transformer._unarchivesForward ? transformer.reverseTransformedValue(value) : transformer.transformedValue(value)
         if let data = output as? Data { return data }
         if let data = output as? NSData { return Data(data) }
+        // Core Data also allows the attribute's value class (an app's NSSecureCoding class).
+        if let unarchiver = transformer._secureUnarchiver, let valueClass = valueClass(of: attribute, value: value),
+           let data = unarchiver._archive(value, alsoAllowing: [valueClass])
+        {
+            return data
+        }
         throw OpenCoreDataError(
             .persistentStoreSave,
             "the value transformer \"\(attribute.valueTransformerName ?? NSValueTransformerName.secureUnarchiveFromDataTransformerName.rawValue)\" "
@@ -63,6 +69,11 @@ package enum TransformableValues {
         }
         let output = transformer._unarchivesForward ? transformer.transformedValue(data) : transformer.reverseTransformedValue(data)
         if let output = ValueConversion.unwrap(output), !(output is NSNull) { return output }
+        if let unarchiver = transformer._secureUnarchiver, let valueClass = valueClass(of: attribute, archive: data),
+           let output = unarchiver._unarchive(data, alsoAllowing: [valueClass])
+        {
+            return output
+        }
         return undecodable(
             data,
             OpenCoreDataError(
@@ -72,6 +83,35 @@ package enum TransformableValues {
                     + "the stored bytes are kept unchanged",
                 entityName: attribute.entity?.name, key: attribute.name))
     }
+
+    // MARK: The attribute's value class
+
+    /// The `NSSecureCoding` class named `name` (module-qualified, or bare as Xcode writes it; see
+    /// ``ManagedObjectClassRegistry/type(named:as:)``), or nil.
+    package static func secureCodingClass(named name: String) -> AnyClass? {
+        guard let found = ManagedObjectClassRegistry.type(named: name, as: NSObject.Type.self) else { return nil }
+        return (found as? any NSSecureCoding.Type)?.supportsSecureCoding == true ? found : nil
+    }
+
+    /// The class `attribute.attributeValueClassName` names, to archive `value`: found by name, else
+    /// the value's own class when its name is that name without a module (`Color` for `App.Color`).
+    private static func valueClass(of attribute: NSAttributeDescription, value: Any) -> AnyClass? {
+        guard let name = attribute._attributeValueClassName else { return nil }
+        if let found = secureCodingClass(named: name) { return found }
+        guard let object = value as? NSObject, ManagedObjectClassRegistry.bareName(of: type(of: object)) == bareName(name) else { return nil }
+        return secureCodingClass(named: String(reflecting: type(of: object)))
+    }
+
+    /// The class `attribute.attributeValueClassName` names, to unarchive `data`: found by name, else
+    /// the class of that bare name that the archive names with its module.
+    private static func valueClass(of attribute: NSAttributeDescription, archive data: Data) -> AnyClass? {
+        guard let name = attribute._attributeValueClassName else { return nil }
+        if let found = secureCodingClass(named: name) { return found }
+        let archived = NSSecureUnarchiveFromDataTransformer.archivedClasses(data)?.map(\.name) ?? []
+        return archived.lazy.filter { $0.contains(".") && bareName($0) == bareName(name) }.compactMap(secureCodingClass(named:)).first
+    }
+
+    private static func bareName(_ name: String) -> Substring { name.split(separator: ".").last ?? Substring(name) }
 
     /// The stand-in for bytes that do not read back; logged, since a fault that meets them has no
     /// other way to report it (a fetch also throws the error).

@@ -21,9 +21,10 @@ import Foundation
 /// Related Core Data documentation: [NSAsynchronousFetchRequest](https://developer.apple.com/documentation/coredata/nsasynchronousfetchrequest)
 ///
 /// - Note: Linux: there is no `progress` reporting or cancellation; `estimatedResultCount` is kept
-///   but unused.
-open class NSAsynchronousFetchRequest<ResultType: NSFetchRequestResult>: NSPersistentStoreRequest,
-    _OCDAsynchronousRequest
+///   but unused. As with `NSFetchRequest`, the generic parameter has no `NSFetchRequestResult`
+///   constraint, so that `NSAsynchronousFetchRequest<NSFetchRequestResult>` (an existential) works.
+open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest,
+    _OCDContextRequest
 {
     /// The fetch to run.
     public let fetchRequest: NSFetchRequest<ResultType>
@@ -45,7 +46,7 @@ open class NSAsynchronousFetchRequest<ResultType: NSFetchRequestResult>: NSPersi
         super.init()
     }
 
-    package func _ocdStart(in context: NSManagedObjectContext) -> Any {
+    package func _ocdExecute(in context: NSManagedObjectContext) -> NSPersistentStoreResult {
         let result = NSAsynchronousFetchResult(fetchRequest: self, context: context)
         context.perform {
             do {
@@ -59,10 +60,31 @@ open class NSAsynchronousFetchRequest<ResultType: NSFetchRequestResult>: NSPersi
     }
 }
 
-/// An asynchronous request a context starts from `execute(_:)`.
-package protocol _OCDAsynchronousRequest {
-    /// Queues the work on `context` and returns the result object at once.
-    func _ocdStart(in context: NSManagedObjectContext) -> Any
+/// A fetch a context runs itself from `execute(_:)`, not through the coordinator: a fetch request
+/// of any result type, or an asynchronous one.
+package protocol _OCDContextRequest {
+    /// Runs (or, for an asynchronous request, queues) the fetch in `context` and returns its result.
+    func _ocdExecute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult
+}
+
+extension NSFetchRequest: _OCDContextRequest {
+    /// The fetch, run now, as an `NSAsynchronousFetchResult` whose `finalResult` holds the results:
+    /// of `ResultType` when they are, else of `any NSFetchRequestResult`.
+    package func _ocdExecute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        let results: [any NSFetchRequestResult] = try context._untypedFetch(self).compactMap { value in
+            // A count comes back as a Swift integer; Apple's is an NSNumber.
+            value as? any NSFetchRequestResult ?? ValueConversion.int64(value).map { NSNumber(value: $0) }
+        }
+        if let typed = results as? [ResultType] {
+            let wrapper = NSAsynchronousFetchRequest(fetchRequest: self, completionBlock: nil)
+            return NSAsynchronousFetchResult(fetchRequest: wrapper, context: context, finalResult: typed)
+        }
+        let erased = NSFetchRequest<any NSFetchRequestResult>()
+        erased.copySettings(from: self)
+        let wrapper = NSAsynchronousFetchRequest(fetchRequest: erased, completionBlock: nil)
+        return NSAsynchronousFetchResult(
+            fetchRequest: wrapper, context: context, finalResult: results)
+    }
 }
 
 /// What a store request returns.
@@ -88,14 +110,18 @@ open class NSPersistentStoreAsynchronousResult: NSPersistentStoreResult {
 /// The result of an ``NSAsynchronousFetchRequest``.
 ///
 /// Related Core Data documentation: [NSAsynchronousFetchResult](https://developer.apple.com/documentation/coredata/nsasynchronousfetchresult)
-open class NSAsynchronousFetchResult<ResultType: NSFetchRequestResult>: NSPersistentStoreAsynchronousResult {
+open class NSAsynchronousFetchResult<ResultType>: NSPersistentStoreAsynchronousResult {
     /// The request that produced this result.
     public let fetchRequest: NSAsynchronousFetchRequest<ResultType>
     /// The fetched objects: `nil` until the fetch has finished, and after a failure.
     open internal(set) var finalResult: [ResultType]?
 
-    init(fetchRequest: NSAsynchronousFetchRequest<ResultType>, context: NSManagedObjectContext) {
+    init(
+        fetchRequest: NSAsynchronousFetchRequest<ResultType>, context: NSManagedObjectContext,
+        finalResult: [ResultType]? = nil
+    ) {
         self.fetchRequest = fetchRequest
+        self.finalResult = finalResult
         super.init(context: context)
     }
 }

@@ -39,11 +39,17 @@ package protocol IncrementalStoreBatchedRelationships: NSIncrementalStore {
 extension NSIncrementalStore {
     /// The destination IDs in a value `newValue(forRelationship:forObjectWith:with:)` returned: an
     /// array or set of IDs for to-many, one ID (or `NSNull`) for to-one.
+    /// Apple's stores return an `NSArray` or `NSSet` (an `NSOrderedSet` for an ordered relationship
+    /// in some stores): those, and Swift arrays of `Any`, are read too.
     package static func _relationshipIDs(in value: Any) -> [NSManagedObjectID] {
         switch value {
         case let array as [NSManagedObjectID]: return array
         case let set as Set<NSManagedObjectID>: return Array(set)
         case let id as NSManagedObjectID: return [id]
+        case let array as [Any]: return array.compactMap { $0 as? NSManagedObjectID }
+        case let set as Set<AnyHashable>: return set.compactMap { $0.base as? NSManagedObjectID }
+        case let set as NSSet: return set.allObjects.compactMap { $0 as? NSManagedObjectID }
+        case let ordered as NSOrderedSet: return ordered.array.compactMap { $0 as? NSManagedObjectID }
         default: return []
         }
     }

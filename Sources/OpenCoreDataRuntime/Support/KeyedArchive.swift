@@ -178,11 +178,14 @@ package struct KeyedArchive {
             throw error("object \(uid) is a dictionary without $class")
         }
         guard let classUID = Self.uid(classReference), classUID >= 0, classUID < objects.count,
-              let classInfo = objects[classUID] as? [String: Any], let className = classInfo["$classname"] as? String
+              let classInfo = objects[classUID] as? [String: Any], let archivedName = classInfo["$classname"] as? String
         else {
             throw error("object \(uid) has a $class that is not a class description")
         }
-        let hierarchy = (classInfo["$classes"] as? [Any])?.compactMap { $0 as? String } ?? [className]
+        let hints = (classInfo["$classhints"] as? [Any])?.compactMap { $0 as? String } ?? []
+        let hierarchy = ((classInfo["$classes"] as? [Any])?.compactMap { $0 as? String } ?? [archivedName])
+            .map { Self.appleClassName($0, hints: []) }
+        let className = Self.appleClassName(archivedName, hints: hints)
         let next = depth + 1
         /// A field holding an array inline (`NS.objects`) or a reference to an archived array (`values`).
         func elements(_ key: String) throws -> [Any] {
@@ -232,6 +235,22 @@ package struct KeyedArchive {
             return Object(archive: self, uid: uid, className: className, classHierarchy: hierarchy, fields: fields, depth: depth)
         }
     }
+
+    /// The name Apple's archives give an archived class. Foundation on Linux archives this module's
+    /// classes under their module-qualified names (`OpenCoreDataRuntime.NSEntityDescription`), and
+    /// lists the names to fall back to in `$classhints` (`classFallbacksForKeyedArchiver()`): the first
+    /// hint, else the name without this module. An app's class (`App.Cover`) keeps its module.
+    package static func appleClassName(_ name: String, hints: [String]) -> String {
+        guard name.contains(".") else { return name }
+        if let hint = hints.first { return hint }
+        return name.hasPrefix(ownModulePrefix) ? String(name.dropFirst(ownModulePrefix.count)) : name
+    }
+
+    /// `OpenCoreDataRuntime.`, as Foundation on Linux prefixes this module's class names.
+    private static let ownModulePrefix: String = {
+        let qualified = String(reflecting: KeyedArchiveModuleMarker.self)
+        return String(qualified.prefix { $0 != "." }) + "."
+    }()
 
     /// The object index a UID value stands for, in any of its three spellings (see the type's docs).
     package static func uid(_ value: Any) -> Int? {
@@ -283,3 +302,6 @@ package struct KeyedArchive {
         return OpenCoreDataError(.fileReadCorruptFile, "\(place)\(what) \(message)", url: url)
     }
 }
+
+/// A class whose qualified name gives this module's name (see ``KeyedArchive/appleClassName(_:hints:)``).
+private final class KeyedArchiveModuleMarker {}

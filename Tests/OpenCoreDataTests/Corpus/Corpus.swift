@@ -1,4 +1,5 @@
 import Foundation
+import OpenCoreData
 
 /// The shared test corpus (`shared/corpus`: `repos/` and `stores-reports/`, see its MANIFEST.md).
 ///
@@ -35,6 +36,27 @@ enum Corpus {
             try FileManager.default.copyItem(atPath: source.path + suffix, toPath: copy.path + suffix)
         }
         return copy
+    }
+
+    /// Registers a pass-through transformer under each transformer name `model`'s attributes use that
+    /// has none: transformable attributes name the app's transformers, and reading needs one. Returns
+    /// the names registered, for ``unregister(_:)``.
+    static func registerPassThroughTransformers(for model: NSManagedObjectModel) -> [NSValueTransformerName] {
+        var registered: [NSValueTransformerName] = []
+        for entity in model.entities {
+            for attribute in entity.attributesByName.values {
+                guard let name = attribute.valueTransformerName.map({ NSValueTransformerName(rawValue: $0) }),
+                      !ValueTransformer.valueTransformerNames().contains(name)
+                else { continue }
+                ValueTransformer.setValueTransformer(ValueTransformer(), forName: name)
+                registered.append(name)
+            }
+        }
+        return registered
+    }
+
+    static func unregister(_ names: [NSValueTransformerName]) {
+        for name in names { ValueTransformer.setValueTransformer(nil, forName: name) }
     }
 
     /// The corpus's report for a store (`stores-reports/<path with / as __>.txt`).

@@ -323,6 +323,11 @@ struct EntityMigrationPolicyTests {
         #expect(EntityMigrationPolicyClassRegistry.resolve("SplitFullNamePolicy") == SplitFullNamePolicy.self)
         #expect(EntityMigrationPolicyClassRegistry.resolve("OpenCoreDataTests.FailingPolicy") == FailingPolicy.self)
         #expect(EntityMigrationPolicyClassRegistry.resolve("NSManagedObject") == nil)
+        // Names of classes this program lacks, and names that are no Swift type name (release builds
+        // once crashed on the first kind).
+        for name in ["Shop.NoSuchPolicy", "NoSuchPolicy", "Item<Int>", "$s4main6PolicyC", "", "Shop."] {
+            #expect(EntityMigrationPolicyClassRegistry.resolve(name) == nil, "\(name)")
+        }
     }
 
     @Test(arguments: [NSSQLiteStoreType, NSInMemoryStoreType])

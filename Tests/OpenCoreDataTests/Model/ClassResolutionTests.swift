@@ -33,4 +33,21 @@ struct ClassResolutionTests {
         let context = try makeContext(model: model)
         #expect(NSEntityDescription.insertNewObject(forEntityName: "City2", into: context) is BareNamedCity)
     }
+
+    /// Names of classes this program does not have, as models from other apps hold them: each entity
+    /// is represented by `NSManagedObject` (Apple logs that the class was not found and does the same).
+    /// A release build once crashed here, casting the lookup's nil metatype; CI runs this in release.
+    @Test(arguments: ["Shop.Item", "Item", "NoSuchModule.NoSuchClass", "Foundation.NoSuchClass", "Swift.Int",
+                      "$s4main4ItemC", "Item<Int>", "Shop..Item", ".Item", "9Item", "Shop.Item ", "🍏"])
+    func unknownClassNamesGivePlainManagedObjects(_ name: String) throws {
+        let entity = NSEntityDescription(name: "Item", managedObjectClassName: name,
+                                         properties: [NSAttributeDescription(name: "name", type: .stringAttributeType)])
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let context = try makeContext(model: model)
+        let object = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+        #expect(type(of: object) == NSManagedObject.self)
+        object.setValue("x", forKey: "name")
+        try context.save()
+    }
 }

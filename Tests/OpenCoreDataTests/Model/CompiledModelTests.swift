@@ -235,17 +235,8 @@ struct CompiledModelTests {
 
         // Transformable attributes name the app's transformers; reading needs one registered
         // (a pass-through one here, unregistered afterwards).
-        var registered: [NSValueTransformerName] = []
-        defer { for name in registered { ValueTransformer.setValueTransformer(nil, forName: name) } }
-        for entity in model.entities {
-            for attribute in entity.attributesByName.values {
-                if let name = attribute.valueTransformerName,
-                   !ValueTransformer.valueTransformerNames().contains(NSValueTransformerName(name)) {
-                    ValueTransformer.setValueTransformer(ValueTransformer(), forName: NSValueTransformerName(name))
-                    registered.append(NSValueTransformerName(name))
-                }
-            }
-        }
+        let registered = Corpus.registerPassThroughTransformers(for: model)
+        defer { Corpus.unregister(registered) }
         guard differing.isEmpty else {
             let error = try #require(throws: OpenCoreDataError.self) {
                 _ = try StoreHarness.coordinator(model: model, storeType: NSSQLiteStoreType, url: url)

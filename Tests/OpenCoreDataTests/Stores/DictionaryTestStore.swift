@@ -66,7 +66,7 @@ final class DictionaryTestStore: NSIncrementalStore, @unchecked Sendable {
         return row.values[relationship.name] ?? NSNull()
     }
 
-    /// Attributes and to-one IDs as node values; to-many relationships as ID arrays (in order).
+    /// Attributes and to-one IDs (`NSNull` for none) as node values; to-many relationships as ID arrays (in order).
     private func row(of object: NSManagedObject) -> Row {
         var row = Row(values: [:], toMany: [:])
         for property in object.entity.properties where !property.isTransient {
@@ -79,6 +79,9 @@ final class DictionaryTestStore: NSIncrementalStore, @unchecked Sendable {
             case let set as Set<NSManagedObject>: row.toMany[property.name] = set.map(\.objectID)
             case let ordered as NSOrderedSet: row.toMany[property.name] = ordered.array.compactMap { ($0 as? NSManagedObject)?.objectID }
             case let destination as NSManagedObject where !relationship.isToMany: row.values[property.name] = destination.objectID
+            // An empty to-one as `NSNull`, as Apple's node documentation asks (left out, it would be
+            // asked for with `newValue(forRelationship:forObjectWith:with:)` when the fault fires).
+            case nil where !relationship.isToMany: row.values[property.name] = NSNull()
             default: break
             }
         }

@@ -238,6 +238,52 @@ struct OCDToolTests {
         }
     }
 
+    /// A transformer of the app's own, which `ocd` does not have: text stored as its UTF-8 bytes reversed.
+    final class ReversingTransformer: ValueTransformer {
+        static let name = NSValueTransformerName(rawValue: "OCDTestReversingTransformer")
+        override class func transformedValueClass() -> AnyClass { NSData.self }
+        override class func allowsReverseTransformation() -> Bool { true }
+        override func transformedValue(_ value: Any?) -> Any? { (value as? String).map { Data($0.utf8.reversed()) } }
+        override func reverseTransformedValue(_ value: Any?) -> Any? {
+            (value as? Data).map { String(decoding: $0.reversed(), as: UTF8.self) }
+        }
+    }
+
+    /// With `--model`, a transformable attribute whose transformer `ocd` lacks is shown as its stored
+    /// bytes, with a note, instead of failing the sample with 134070 (as without `--model`).
+    @Test func storeWithModelShowsValuesOfAnUnknownTransformerAsBytes() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let modelURL = directory.file("Notes.xml")
+        try """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
+                <entity name="Note" syncable="YES">
+                    <attribute name="payload" optional="YES" attributeType="Transformable" valueTransformerName="OCDTestReversingTransformer"/>
+                    <attribute name="title" optional="YES" attributeType="String"/>
+                </entity>
+            </model>
+            """.write(to: modelURL, atomically: true, encoding: .utf8)
+        ValueTransformer.setValueTransformer(ReversingTransformer(), forName: ReversingTransformer.name)
+        let store = directory.file("Notes.sqlite")
+        let coordinator = try StoreHarness.coordinator(
+            model: try NSManagedObjectModel.load(contentsOf: modelURL), storeType: NSSQLiteStoreType, url: store)
+        let context = StoreHarness.context(coordinator)
+        try context.performAndWait {
+            insertObject("Note", ["title": "first", "payload": "abc"], into: context)
+            try context.save()
+        }
+        StoreHarness.close(coordinator)
+
+        let result = try Self.ocd("store", store.path, "--model", modelURL.path)
+        #expect(result.status == 0, "\(result.error)")
+        let out = result.output
+        #expect(out.contains("\ncompatible: yes\n"))
+        #expect(out.contains("\nnote: ocd has no value transformer named OCDTestReversingTransformer: Note.payload shown as stored bytes\n"))
+        #expect(out.contains("\n  Note: 1 objects\n"))
+        #expect(out.contains(" payload=<3 bytes 0x636261> title=\"first\""), "\(out)")
+    }
+
     // MARK: ocd generate
 
     /// The classes generated from Moods.xcdatamodeld declare the properties `Examples/Moods/Model.swift`

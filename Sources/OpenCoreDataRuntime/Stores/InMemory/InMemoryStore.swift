@@ -17,6 +17,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
     private var lastPrimaryKey: [ObjectIdentifier: Int64] = [:]
 
     override var type: String { NSInMemoryStoreType }
+    override var _wantsSavesWithoutChanges: Bool { false }  // nothing to write
 
     override func loadMetadata() throws {
         if metadata == nil {

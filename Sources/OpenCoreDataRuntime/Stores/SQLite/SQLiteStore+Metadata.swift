@@ -222,10 +222,15 @@ extension SQLiteStore {
         }
     }
 
+    /// Whether ``metadata`` was set since it was last written or found equal to what was written
+    /// (``writeMetadataIfChanged(_:)`` then compares the two).
+    var metadataMayHaveChanged: Bool {
+        metadata != nil && (writtenMetadata == nil || writtenMetadataGeneration != _metadataGeneration)
+    }
+
     /// Writes the store's metadata to Z_METADATA inside the current transaction, if it changed.
     func writeMetadataIfChanged(_ connection: SQLiteConnection) throws -> NSDictionary? {
-        guard let metadata else { return nil }
-        if writtenMetadata != nil, writtenMetadataGeneration == _metadataGeneration { return nil }
+        guard let metadata, metadataMayHaveChanged else { return nil }
         let current = NSDictionary(dictionary: metadata)
         if let writtenMetadata, writtenMetadata.isEqual(current) {
             writtenMetadataGeneration = _metadataGeneration

@@ -81,6 +81,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         try plannedFetch(settings, entity: entity, context: context)
     }
 
+    override var _wantsSavesWithoutChanges: Bool { !isReadOnly && metadataMayHaveChanged }
+
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         switch request {
         case let fetch as NSFetchRequest<any NSFetchRequestResult>:
@@ -88,6 +90,9 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
             // `executeFetch` reads stored settings: a subclass's overriding accessors are read here.
             return try executeFetch(fetch._ofTheClassItself(), context: context).values
         case let save as NSSaveChangesRequest:
+            // A save without changes (Apple's stores are sent one for every context save) opens no
+            // write transaction, unless the store's metadata changed: then it writes that.
+            if save._hasNoChanges, isReadOnly || !metadataMayHaveChanged { return [Any]() }
             if isReadOnly { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: url) }
             try executeSave(save)
             return [Any]()
