@@ -55,7 +55,7 @@ struct ModelArchivingTests {
                 if let attribute = property as? NSAttributeDescription, let mine = mine as? NSAttributeDescription {
                     #expect(mine.attributeType == attribute.attributeType, "\(at) type")
                     #expect(mine.valueTransformerName == attribute.valueTransformerName, "\(at) transformer")
-                    #expect(String(describing: mine.defaultValue) == String(describing: attribute.defaultValue), "\(at) default")
+                    #expect(Self.text(of: mine.defaultValue) == Self.text(of: attribute.defaultValue), "\(at) default")
                 }
                 if let relationship = property as? NSRelationshipDescription, let mine = mine as? NSRelationshipDescription {
                     #expect(mine.destinationEntity === copy.entitiesByName[relationship.destinationEntity?.name ?? ""], "\(at) destination")
@@ -293,5 +293,15 @@ struct ModelArchivingTests {
         #expect(throws: CocoaError.self) {
             try NSManagedObjectModel.writeCompiledModelBundle(["Drawing": v1], currentVersionName: "Drawing 3", to: directory.file("Bad.momd"))
         }
+    }
+
+    /// A value's description with a dictionary's keys in order (a `Dictionary` prints in hash order,
+    /// which differs from process to process).
+    static func text(of value: Any?) -> String {
+        guard let value else { return "nil" }
+        if let dictionary = value as? [String: Any] {
+            return "[" + dictionary.keys.sorted().map { "\($0): \(text(of: dictionary[$0]))" }.joined(separator: ", ") + "]"
+        }
+        return String(describing: value)
     }
 }
