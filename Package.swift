@@ -104,7 +104,6 @@ for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))
-    settings.append(.define("OCD_INVARIANTS", .when(configuration: .debug)))
     settings.append(
         portableRuntimeRequested
             ? .define("OCD_PORTABLE_RUNTIME") : .define("OCD_PORTABLE_RUNTIME", .when(platforms: portableRuntimePlatforms)))
