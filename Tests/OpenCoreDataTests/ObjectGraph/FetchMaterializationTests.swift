@@ -202,7 +202,8 @@ struct FetchMaterializationTests {
             #expect(employees.count == 3)
             first = employees.first
             last = employees.last
-            #expect(first != nil && last != nil)
+            // `employees` lives to here (an optimized build may end it at its last use).
+            withExtendedLifetime(employees) { #expect(first != nil && last != nil) }
         }
         #expect(first == nil)
         #expect(last == nil)

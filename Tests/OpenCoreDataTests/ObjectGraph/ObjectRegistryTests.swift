@@ -40,7 +40,8 @@ struct ObjectRegistryTests {
             dropped = fetched[0]
             droppedID = fetched[0].objectID
             kept = Array(fetched[1...])
-            #expect(context.registeredObjects.count == 3)
+            // `fetched` lives to here (an optimized build may end it at its last use).
+            withExtendedLifetime(fetched) { #expect(context.registeredObjects.count == 3) }
         }
         #expect(dropped == nil, "freed once the app let go")
         #expect(context.registeredObjects.count == 2)
