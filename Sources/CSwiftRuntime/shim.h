@@ -55,10 +55,6 @@ extern const char cswiftruntime_NSManagedObject_willChangeValue
 extern const char cswiftruntime_NSManagedObject_didChangeValue
     __asm__(CSWIFTRUNTIME_SYMBOL("$s19OpenCoreDataRuntime15NSManagedObjectC14didChangeValue6forKeyySS_tFTq"));
 
-/// The method descriptor of `NSManagedObject.willSave()`.
-extern const char cswiftruntime_NSManagedObject_willSave
-    __asm__(CSWIFTRUNTIME_SYMBOL("$s19OpenCoreDataRuntime15NSManagedObjectC8willSaveyyFTq"));
-
 /// The implementation of the `NSManagedObject` method `method` (one of the descriptors above) that
 /// instances of the class `metadata` (an `NSManagedObject` subclass's metadata, or its own) call.
 static inline const void *cswiftruntime_NSManagedObject_implementation(const void *metadata, const void *method) {
@@ -85,12 +81,6 @@ static inline bool cswiftruntime_NSManagedObject_keeps(
 static inline bool cswiftruntime_keepsAccessNotifications(const void *metadata, const void *base) {
     return cswiftruntime_NSManagedObject_keeps(
         metadata, base, &cswiftruntime_NSManagedObject_willAccessValue, &cswiftruntime_NSManagedObject_didAccessValue);
-}
-
-/// Whether instances of the class `metadata` call `base`'s `willSave()`.
-static inline bool cswiftruntime_keepsWillSave(const void *metadata, const void *base) {
-    return cswiftruntime_NSManagedObject_implementation(metadata, &cswiftruntime_NSManagedObject_willSave)
-        == cswiftruntime_NSManagedObject_implementation(base, &cswiftruntime_NSManagedObject_willSave);
 }
 
 /// Whether instances of the class `metadata` call `base`'s `willChangeValue(forKey:)` and

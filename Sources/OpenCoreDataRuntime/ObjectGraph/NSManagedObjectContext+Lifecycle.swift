@@ -64,11 +64,6 @@ extension NSManagedObjectContext {
         // the tables says so, without a table of counts (three hash operations per object).
         processPendingChanges()
         _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
-        // When no object to save has a class that overrides `willSave()`, a round would call only
-        // `NSManagedObject`'s, which does nothing: there is no round to run. (Its list of objects
-        // and counts and the walk that compares them were about 270 instructions an object,
-        // callgrind case 1.)
-        if !_anyObjectToSaveOverridesWillSave() { return }
         let first = _objectsToSave()
         if first.isEmpty { return }
         var firstCounts: [Int] = []
@@ -115,23 +110,6 @@ extension NSManagedObjectContext {
         for object in changed.values where object.isUpdated { objects.append(object) }
         objects.append(contentsOf: deleted.values)
         return objects
-    }
-
-    /// Whether the class of any object `_objectsToSave()` would return overrides `willSave()`.
-    private func _anyObjectToSaveOverridesWillSave() -> Bool {
-        // Objects of one class come together: the class looked up last is not looked up again.
-        var lastKept: ObjectIdentifier?
-        func overrides(_ object: NSManagedObject) -> Bool {
-            let cls = type(of: object)
-            if ObjectIdentifier(cls) == lastKept { return false }
-            if !NSManagedObject._keepsWillSave(cls) { return true }
-            lastKept = ObjectIdentifier(cls)
-            return false
-        }
-        for object in inserted.values where overrides(object) { return true }
-        for object in changed.values where object.isUpdated && overrides(object) { return true }
-        for object in deleted.values where overrides(object) { return true }
-        return false
     }
 
     /// Whether `_objectsToSave()` would return `objects`, in order, each with the count in `counts`:

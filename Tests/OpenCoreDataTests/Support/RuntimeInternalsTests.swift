@@ -168,15 +168,11 @@ struct RuntimeInternalsTests {
         #if OCD_PORTABLE_RUNTIME
         #expect(object(Probe.self)._keptMethods == [])
         #expect(object(Notifying.self)._keptMethods == [])
-        #expect(!NSManagedObject._keepsWillSave(Probe.self))
         #expect(NSManagedObject._overridesValidateValue(NSManagedObject.self))
         #else
         #expect(object(Probe.self)._keptMethods == [.access, .change, .validation])
         #expect(object(Notifying.self)._keptMethods == [.change, .validation])
         #expect(object(Saving.self)._keptMethods == [.access, .change, .validation])
-        #expect(NSManagedObject._keepsWillSave(Probe.self))
-        #expect(NSManagedObject._keepsWillSave(NSManagedObject.self))
-        #expect(!NSManagedObject._keepsWillSave(Saving.self))
         #expect(!NSManagedObject._overridesValidateValue(NSManagedObject.self))
         #endif
     }

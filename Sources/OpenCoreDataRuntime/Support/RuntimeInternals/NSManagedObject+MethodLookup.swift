@@ -33,17 +33,6 @@ extension NSManagedObject {
         #endif
     }
 
-    /// Whether instances of `cls` call `NSManagedObject`'s own `willSave()`, which does nothing
-    /// (neither `cls` nor an ancestor overrides it). A vtable lookup by the Swift runtime: the
-    /// caller keeps the answer for the class it asked about last.
-    package static func _keepsWillSave(_ cls: NSManagedObject.Type) -> Bool {
-        #if OCD_PORTABLE_RUNTIME
-        return false
-        #else
-        return cswiftruntime_keepsWillSave(_metadata(of: cls), _metadata(of: NSManagedObject.self))
-        #endif
-    }
-
     #if !OCD_PORTABLE_RUNTIME
     private static let _defaultValidateValue = _validateValueImplementation(of: NSManagedObject.self)
 
