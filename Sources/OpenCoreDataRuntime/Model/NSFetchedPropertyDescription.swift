@@ -47,7 +47,11 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
     /// The fetch request that produces the property's value.
     ///
     /// Related Core Data documentation: [fetchRequest](https://developer.apple.com/documentation/coredata/nsfetchedpropertydescription/fetchrequest)
-    open var fetchRequest: NSFetchRequest<any NSFetchRequestResult>?
+    /// Its entity is held without being kept alive: the entity holds this property, so a strong
+    /// reference back would keep a model read from a file alive forever.
+    open var fetchRequest: NSFetchRequest<any NSFetchRequestResult>? {
+        didSet { fetchRequest?._settings.holdEntityWithoutRetaining() }
+    }
 
     /// Why the model file's predicate for this property did not parse; reading the property throws it.
     package var _predicateError: OpenCoreDataError?
@@ -60,6 +64,7 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
         super.init(coder: coder)
         let archived = ModelArchive.object(coder, "NSFetchRequest", [ArchivedFetchRequest.self]) as? ArchivedFetchRequest
         fetchRequest = archived?.request
+        fetchRequest?._settings.holdEntityWithoutRetaining()  // an initializer's own assignment skips didSet
         _noteArchiveProblem(archived?.problem.map { "fetched property \(name): \($0)" })
     }
 
@@ -77,6 +82,7 @@ open class NSFetchedPropertyDescription: NSPropertyDescription, @unchecked Senda
         self.init()
         self.name = name
         self.fetchRequest = fetchRequest
+        fetchRequest._settings.holdEntityWithoutRetaining()  // an initializer's own assignment skips didSet
     }
 
     open override var description: String {

@@ -357,7 +357,16 @@ open class NSSaveChangesRequest: NSPersistentStoreRequest {
 /// to retain or release every time (about 210 instructions a fetch, callgrind case 4).
 package struct FetchRequestSettings {
     var entityName: String?
-    var entity: NSEntityDescription?
+    /// The entity, held strongly (as Apple's `entity` is), unless ``holdEntityWithoutRetaining()``
+    /// moved it to the rare settings.
+    private var strongEntity: NSEntityDescription?
+    var entity: NSEntityDescription? {
+        get { strongEntity ?? rare?.entityBackReference?.target }
+        set {
+            strongEntity = newValue
+            if rare?.entityBackReference != nil { updateRare { $0.entityBackReference = nil } }
+        }
+    }
     var predicate: NSPredicate?
     var sortDescriptors: [NSSortDescriptor]?
     var fetchLimit = 0
@@ -393,6 +402,15 @@ package struct FetchRequestSettings {
         set { updateRare { $0.relationshipKeyPathsForPrefetching = newValue } }
     }
 
+    /// Keeps the entity without keeping it alive (a back reference): for a request that its own
+    /// entity holds, a fetched property's, which would otherwise keep the entity, and through it the
+    /// model's other entities, alive forever (a reference cycle).
+    mutating func holdEntityWithoutRetaining() {
+        guard let entity = strongEntity else { return }
+        updateRare { $0.entityBackReference = entity._reference }
+        strongEntity = nil
+    }
+
     /// Changes the rare settings on a box of these settings' own (copied if shared), which goes
     /// when all four are unset again.
     private mutating func updateRare(_ change: (RareSettings) -> Void) {
@@ -410,10 +428,12 @@ package struct FetchRequestSettings {
         var propertiesToGroupBy: [Any]?
         var havingPredicate: NSPredicate?
         var relationshipKeyPathsForPrefetching: [String]?
+        /// The entity, when a back reference holds it (``holdEntityWithoutRetaining()``).
+        var entityBackReference: EntityReference?
 
         var isEmpty: Bool {
             propertiesToFetch == nil && propertiesToGroupBy == nil && havingPredicate == nil
-                && relationshipKeyPathsForPrefetching == nil
+                && relationshipKeyPathsForPrefetching == nil && entityBackReference == nil
         }
 
         func copy() -> RareSettings {
@@ -422,6 +442,7 @@ package struct FetchRequestSettings {
             copy.propertiesToGroupBy = propertiesToGroupBy
             copy.havingPredicate = havingPredicate
             copy.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching
+            copy.entityBackReference = entityBackReference
             return copy
         }
     }
