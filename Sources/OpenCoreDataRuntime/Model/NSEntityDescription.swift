@@ -375,11 +375,13 @@ package final class EntityLayout: @unchecked Sendable {
 
     /// The class that represents the entity (see NSEntityDescription's Linux note).
     package var managedObjectClass: NSManagedObject.Type {
+        #if !OCD_PORTABLE_RUNTIME
         let bits = classBits.load(ordering: .relaxed)
-        if bits != 0 { return unsafeBitCast(bits, to: NSManagedObject.Type.self) }  // class metadata is immortal
+        if bits != 0 { return MetatypeBits.managedObjectClass(bits) }
+        #endif
         if let cached = classCache.withLock({ $0 }) {
             // NSManagedObject itself is not settled: a subclass seen later replaces it.
-            if cached != NSManagedObject.self { classBits.store(unsafeBitCast(cached, to: UInt.self), ordering: .relaxed) }
+            if cached != NSManagedObject.self { classBits.store(MetatypeBits.bits(of: cached), ordering: .relaxed) }
             return cached
         }
         guard let resolved = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName) else {
@@ -396,7 +398,7 @@ package final class EntityLayout: @unchecked Sendable {
     /// (the class is already known) costs one atomic load.
     @inline(__always)
     package func noteClass(_ cls: NSManagedObject.Type) {
-        if classBits.load(ordering: .relaxed) == unsafeBitCast(cls, to: UInt.self) { return }
+        if classBits.load(ordering: .relaxed) == MetatypeBits.bits(of: cls) { return }
         noteNewClass(cls)
     }
 
@@ -405,7 +407,7 @@ package final class EntityLayout: @unchecked Sendable {
     /// fetch, callgrind case 4).
     @inline(__always)
     package func hasNotedClass(_ type: Any.Type) -> Bool {
-        classBits.load(ordering: .relaxed) == unsafeBitCast(type, to: UInt.self)
+        classBits.load(ordering: .relaxed) == MetatypeBits.bits(of: type)
     }
 
     private func noteNewClass(_ cls: NSManagedObject.Type) {
@@ -415,7 +417,7 @@ package final class EntityLayout: @unchecked Sendable {
             if cached == nil || cached == NSManagedObject.self { cached = cls }
             return true
         }
-        if classCache.withLock({ $0 }) == cls { classBits.store(unsafeBitCast(cls, to: UInt.self), ordering: .relaxed) }
+        if classCache.withLock({ $0 }) == cls { classBits.store(MetatypeBits.bits(of: cls), ordering: .relaxed) }
         guard isNew else { return }
         ManagedObjectClassRegistry.register(cls)
         ManagedObjectClassRegistry.noteEntity(entity, for: cls)
