@@ -300,23 +300,30 @@ extension NSManagedObjectContext {
         to parent: NSManagedObjectContext, inserted insertedNow: inout [NSManagedObject],
         updated updatedNow: inout [NSManagedObject], deleted deletedNow: inout [NSManagedObject]
     ) throws {
-        var pass = 0
-        while true {
-            let conflicts = _conflicts(withParent: parent, updatedNow + deletedNow)
-            if conflicts.isEmpty { break }
-            pass += 1
-            if pass > Self.parentConflictPasses { throw Self._parentConflictError(NSMergePolicy._lockingError(conflicts)) }
-            do {
-                try _effectiveMergePolicy.resolve(mergeConflicts: conflicts)
-            } catch let error as OpenCoreDataError where error.code == .persistentStoreSaveConflicts {
-                throw Self._parentConflictError(error)
+        // Checked and pushed inside one `performAndWait` of the parent: a sibling's push cannot
+        // come between this child's check and its push. (The child's objects are used on this
+        // thread, which holds the child's lock too.)
+        var lists = (insertedNow, updatedNow, deletedNow)
+        try parent.performAndWait { () throws(any Error) in
+            var pass = 0
+            while true {
+                let conflicts = _conflicts(withParent: parent, lists.1 + lists.2)
+                if conflicts.isEmpty { break }
+                pass += 1
+                if pass > Self.parentConflictPasses { throw Self._parentConflictError(NSMergePolicy._lockingError(conflicts)) }
+                do {
+                    try _effectiveMergePolicy.resolve(mergeConflicts: conflicts)
+                } catch let error as OpenCoreDataError where error.code == .persistentStoreSaveConflicts {
+                    throw Self._parentConflictError(error)
+                }
+                lists = (
+                    Array(inserted.values), changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted },
+                    Array(deleted.values)
+                )
             }
-            insertedNow = Array(inserted.values)
-            updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
-            deletedNow = Array(deleted.values)
+            parent._receive(ChildChanges(inserted: lists.0, updated: lists.1, deleted: lists.2))
         }
-        let changes = ChildChanges(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
-        parent.performAndWait { parent._receive(changes) }
+        (insertedNow, updatedNow, deletedNow) = lists
     }
 
     /// An unresolved conflict with the parent as Apple reports one found in memory rather than in
@@ -339,7 +346,7 @@ extension NSManagedObjectContext {
         let checked = objects.filter { !$0._isInserted && $0._snapshot != nil }
         guard !checked.isEmpty else { return [] }
         let ids = checked.map(\.objectID)
-        let current = parent.performAndWait { ids.map { try? parent.newValues(for: $0, context: self) } }
+        let current = ids.map { try? parent.newValues(for: $0, context: self) }  // (on the parent's queue already)
         var conflicts: [NSMergeConflict] = []
         for (object, node) in zip(checked, current) {
             let snapshot = object._snapshot!
