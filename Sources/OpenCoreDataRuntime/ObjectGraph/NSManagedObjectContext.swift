@@ -179,7 +179,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return object
     }
 
-    /// The object with `objectID`, loaded; throws if no store holds it.
+    /// The object with `objectID`, loaded; throws if no store holds it. In a child context the
+    /// values are the parent's (its unsaved changes included), and an ancestor's temporary ID works.
     ///
     /// Related Core Data documentation: [existingObject(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/existingobject(with:))
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
@@ -423,7 +424,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Replaces temporary IDs of `objects` with permanent ones from their stores.
+    /// Replaces temporary IDs of `objects` with permanent ones from their stores. In a child context
+    /// the root's coordinator assigns them, and ancestors holding the same new objects (saved into
+    /// them) change their IDs too; an ID an ancestor made permanent already is reused.
     ///
     /// Related Core Data documentation: [obtainPermanentIDs(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/obtainpermanentids(for:))
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
