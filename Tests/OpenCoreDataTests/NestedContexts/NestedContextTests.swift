@@ -108,6 +108,38 @@ struct NestedContextTests {
         #expect(try stack.storedCodes() == [2])
     }
 
+    @Test func childDeletesAParentsNewObject() throws {
+        let stack = try NestedStack()
+        let added = country(9, in: stack.root)
+        let child = stack.child()
+        child.delete(child.object(with: added.objectID))
+        try child.save()
+        #expect(added.isDeleted)
+        stack.root.processPendingChanges()
+        #expect(stack.root.insertedObjects.isEmpty, "a new object deleted before it was saved is dropped")
+        try stack.root.save()
+        #expect(try stack.storedCodes() == [])
+    }
+
+    /// Apple documents `awakeFromInsert()` as called once in an object's life: the parent's copy of
+    /// a child's new object has its values and is not awoken again (our reading; see
+    /// docs/linux-differences.md).
+    @Test func aPushedNewObjectIsNotAwokenFromInsertAgain() throws {
+        let root = try makeContext(model: LifecycleProbe.model())
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = root
+        let probe = LifecycleProbe(context: child)
+        probe.name = "pushed"
+        #expect(probe.events == ["awakeFromInsert"])
+        try child.save()
+        let inRoot = try #require(root.insertedObjects.first as? LifecycleProbe)
+        #expect(inRoot !== probe)
+        #expect(inRoot.name == "pushed")
+        #expect(!inRoot.events.contains("awakeFromInsert"))
+        try root.save()
+        #expect(inRoot.events.contains("didSave"))
+    }
+
     // MARK: Reading through the parent
 
     @Test func childFetchesSeeTheParentsInsertsUpdatesAndDeletes() throws {
