@@ -258,14 +258,13 @@ extension NSManagedObjectContext {
 
     /// Runs `request`, a copy from ``prepared(_:)`` (of the class itself: its stored settings are read).
     ///
-    /// A child context fetches neither in batches nor with prefetching: both read the stores
-    /// directly, past the parent's unsaved changes (its objects' relationships fault in through the
-    /// parent instead).
+    /// A child context fetches neither in batches (``_batchingEntity(_:)``) nor with prefetching:
+    /// both read the stores directly, past the parent's unsaved changes (its objects' relationships
+    /// fault in through the parent instead).
     package func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
-        let isChild = _parentContext != nil
-        if !isChild, let batched = try _batchedFetch(request) { return .objects(batched) }
+        if let batched = try _batchedFetch(request) { return .objects(batched) }
         let results = try _fetchWithoutPrefetching(request)
-        if !isChild, request._settings.hasRareSettings, request._settings.resultType == .managedObjectResultType,
+        if request._settings.hasRareSettings, _parentContext == nil, request._settings.resultType == .managedObjectResultType,
             let keyPaths = request._settings.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty
         {
             try _prefetch(keyPaths, for: results.managedObjects)

@@ -186,6 +186,21 @@ struct NestedContextTests {
         #expect(ids.first == added.objectID, "the parent's new object, by its temporary ID")
     }
 
+    /// Batches and prefetching would read the stores past the parent: a child loads every object
+    /// (and `fetchBatched` gives them all) with the parent's values.
+    @Test func childBatchedAndPrefetchingFetchesSeeTheParentsValues() throws {
+        let stack = try NestedStack()
+        let ids = try stack.saveCountries([1, 2, 3])
+        stack.root.object(with: ids[0]).setValue(Int16(10), forKey: "numericISO3166Code")
+        let child = stack.child()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Country")
+        request.sortDescriptors = [NSSortDescriptor(key: "numericISO3166Code", ascending: true)]
+        request.fetchBatchSize = 2
+        request.relationshipKeyPathsForPrefetching = ["moods"]
+        #expect(try child.fetch(request).map(code) == [2, 3, 10])
+        #expect(try child.fetchBatched(request).map(code) == [2, 3, 10])
+    }
+
     @Test func childFaultsTakeTheParentsUnsavedValues() throws {
         let stack = try NestedStack()
         let ids = try stack.saveCountries([1])
