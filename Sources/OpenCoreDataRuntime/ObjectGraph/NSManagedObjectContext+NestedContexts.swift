@@ -199,7 +199,8 @@ extension NSManagedObjectContext {
                 guard !object._isDeleted, let slot = object._layout.indexByName[relationship.name] else {
                     return [NSManagedObjectID]()
                 }
-                let ids = object._toMany(slot: slot).objects.map(\.objectID)
+                // (Objects deleted here stay in a list until saved, for a rollback: a child does not see them.)
+                let ids = object._toMany(slot: slot).objects.compactMap { $0._isDeleted ? nil : $0.objectID }
                 for id in ids { _noteHandedOut(id) }
                 return ids
             }

@@ -219,6 +219,15 @@ struct NestedContextTests {
         #expect(moods.first?.objectID == mood.objectID && moods.first?.objectID.isTemporaryID == true)
         #expect(moods.first?.value(forKey: "date") as? Date == Date(timeIntervalSinceReferenceDate: 7))
         #expect((moods.first?.value(forKey: "country") as? NSManagedObject) === fault)
+
+        // A destination the parent deleted is not among the child's, even before its delete rules run.
+        let kept = NSEntityDescription.insertNewObject(forEntityName: "Mood", into: stack.root)
+        kept.setValue(Date(), forKey: "date")
+        kept.setValue(rootCountry, forKey: "country")
+        stack.root.delete(mood)
+        let otherChild = stack.child()
+        let later = otherChild.object(with: ids[0])
+        #expect((later.value(forKey: "moods") as? Set<NSManagedObject>)?.map(\.objectID) == [kept.objectID])
     }
 
     // MARK: IDs
