@@ -43,6 +43,8 @@ extension NSManagedObjectContext: NestedContextSource {}
 package final class NestedContextIDs {
     private var handedOut: Set<NSManagedObjectID> = []
     private var reassigned: [NSManagedObjectID: NSManagedObjectID] = [:]
+    /// `reassigned` the other way: the temporary ID each permanent one replaced.
+    private var former: [NSManagedObjectID: NSManagedObjectID] = [:]
 
     /// Notes that a child holds `id` (a temporary ID of this context).
     func noteHandedOut(_ id: NSManagedObjectID) {
@@ -63,7 +65,14 @@ package final class NestedContextIDs {
         for (object, old) in objects where !object._hasTemporaryID {
             handedOut.remove(old)
             reassigned[old] = object.objectID
+            former[object.objectID] = old
         }
+    }
+
+    /// For the IDs among `ids` that replaced temporary IDs a child holds, the pairs (old, new).
+    func reassignments(among ids: [NSManagedObjectID]) -> [(old: NSManagedObjectID, new: NSManagedObjectID)] {
+        guard !former.isEmpty else { return [] }
+        return ids.compactMap { id in former[id].map { ($0, id) } }
     }
 
     /// The ID this context now knows `id` by.
@@ -141,7 +150,7 @@ extension NSManagedObjectContext {
 
     /// `object`'s values as a child takes them: a row of its own (not sharing this object's
     /// storage across queues), to-one relationships as IDs, to-many ones left out.
-    private func _rowForChild(_ object: NSManagedObject) -> RowValues {
+    private func _rowForChild(_ object: NSManagedObject, naming named: inout [NSManagedObjectID]) -> RowValues {
         if object._isFault { object._fireFault() }
         let layout = object._layout
         var row = RowValues(for: layout)
@@ -149,13 +158,36 @@ extension NSManagedObjectContext {
             if let relationship = layout.relationships[slot] {
                 guard !relationship.isToMany else { continue }
                 let id = (object._values[slot] as? NSManagedObject)?.objectID ?? object._values[slot] as? NSManagedObjectID
-                if let id { _noteHandedOut(id) }
+                if let id {
+                    _noteHandedOut(id)
+                    named.append(id)
+                }
                 row[slot] = id
             } else {
                 row[slot] = object._values[slot]
             }
         }
         return row
+    }
+
+    /// Tells `child` which of the IDs in this answer replaced temporary IDs it may hold (this
+    /// context saved the objects since): its objects registered under the old IDs take the new
+    /// ones, so that a fetch or a relationship does not make a second instance of one of them.
+    /// Called on the child's thread (which holds the child's lock: the child is asking).
+    private func _reportReassignments(among named: [NSManagedObjectID], to child: NSManagedObjectContext) {
+        guard let pairs = _childIDs?.reassignments(among: named), !pairs.isEmpty else { return }
+        child._adoptReassignedIDs(pairs)
+    }
+
+    /// See ``_reportReassignments(among:to:)``: the objects registered under `pairs`' old IDs take the new ones.
+    private func _adoptReassignedIDs(_ pairs: [(old: NSManagedObjectID, new: NSManagedObjectID)]) {
+        var moved: [(NSManagedObject, NSManagedObjectID)] = []
+        for (old, new) in pairs where registry.object(for: new) == nil {
+            guard let object = registry.object(for: old) else { continue }
+            _changeID(of: object, to: new)
+            moved.append((object, old))
+        }
+        if !moved.isEmpty { _childIDs?.noteReassigned(moved) }  // for this context's own children
     }
 
     private func _noteHandedOut(_ id: NSManagedObjectID) {
@@ -171,7 +203,8 @@ extension NSManagedObjectContext {
     }
 
     /// A child's fault or refresh: this context's values for `objectID`, its unsaved changes
-    /// included; throws if this context has deleted the object or does not know it.
+    /// included; throws if this context has deleted the object or does not know it. The node's ID
+    /// is the one this context knows the object by (permanent, if it saved the object since).
     package func newValues(for objectID: NSManagedObjectID, context child: NSManagedObjectContext) throws
         -> NSIncrementalStoreNode
     {
@@ -179,14 +212,24 @@ extension NSManagedObjectContext {
             let object = _registeredForChild(objectID)
             if let object, object._isDeleted { throw _missingForChild(objectID) }
             if let object, !object._isFault || object._isInserted {
-                return NSIncrementalStoreNode(
-                    objectID: objectID, slotValues: _rowForChild(object), version: UInt64(max(object._version, 0)))
+                let id = _childIDs?.current(objectID) ?? objectID
+                var named = [id]
+                let row = _rowForChild(object, naming: &named)
+                _reportReassignments(among: named, to: child)
+                return NSIncrementalStoreNode(objectID: id, slotValues: row, version: UInt64(max(object._version, 0)))
             }
             // Not in memory here (or a fault): what this context's own source has (a temporary ID
             // may be an ancestor's new object).
             let id = _childIDs?.current(objectID) ?? objectID
             if id.isTemporaryID, _parentContext == nil { throw _missingForChild(objectID) }
-            return try _newValues(for: id)
+            let node = try _newValues(for: id)
+            let layout = id.entity.layout
+            let toOnes = layout.relationships.indices.compactMap { slot -> NSManagedObjectID? in
+                guard layout.relationships[slot]?.isToMany == false, slot < node.slotValues.count else { return nil }
+                return node.slotValues[slot] as? NSManagedObjectID
+            }
+            _reportReassignments(among: [id] + toOnes, to: child)
+            return node
         }
     }
 
@@ -202,11 +245,14 @@ extension NSManagedObjectContext {
                 // (Objects deleted here stay in a list until saved, for a rollback: a child does not see them.)
                 let ids = object._toMany(slot: slot).objects.compactMap { $0._isDeleted ? nil : $0.objectID }
                 for id in ids { _noteHandedOut(id) }
+                _reportReassignments(among: ids, to: child)
                 return ids
             }
             let id = _childIDs?.current(objectID) ?? objectID
             if id.isTemporaryID, _parentContext == nil { return [NSManagedObjectID]() }
-            return try _newValue(forRelationship: relationship, of: id)
+            let value = try _newValue(forRelationship: relationship, of: id)
+            _reportReassignments(among: NSIncrementalStore._relationshipIDs(in: value), to: child)
+            return value
         }
     }
 
@@ -220,6 +266,8 @@ extension NSManagedObjectContext {
         let wantsObjects = request.resultType == .managedObjectResultType
         typealias Row = (id: NSManagedObjectID, values: RowValues, version: Int64)
         let answer = try performAndWait { () throws(any Error) -> (rows: [Row], other: FetchResults?) in
+            var named: [NSManagedObjectID] = []
+            defer { _reportReassignments(among: named, to: child) }  // before the child registers the rows
             let copy = NSFetchRequest<any NSFetchRequestResult>()
             copy.copySettings(from: request)
             copy.fetchBatchSize = 0
@@ -229,7 +277,8 @@ extension NSManagedObjectContext {
             let rows = results.managedObjects.map { object -> Row in
                 let id = object.objectID
                 _noteHandedOut(id)
-                return (id, _rowForChild(object), object._version)
+                named.append(id)
+                return (id, _rowForChild(object, naming: &named), object._version)
             }
             return (rows, nil)
         }

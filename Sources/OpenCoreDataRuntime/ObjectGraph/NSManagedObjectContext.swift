@@ -189,7 +189,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             throw OpenCoreDataError(.managedObjectReferentialIntegrity, "no object with this temporary ID is registered", entityName: objectID.entity.name, objectID: objectID)
         }
         let node = try _newValues(for: objectID)
-        let object = self.object(with: objectID)
+        // The node's ID: a child's object whose parent saved it since takes its permanent ID.
+        let object = self.object(with: node.objectID)
         object._fulfill(values: node.slotValues, version: Int64(node.version))
         return object
     }

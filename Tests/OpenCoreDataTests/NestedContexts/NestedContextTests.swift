@@ -57,6 +57,30 @@ struct NestedContextTests {
         #expect(try stack.storedCodes() == [617])
     }
 
+    /// Apple's child objects keep their temporary IDs after the parent saves, and a fetch there can
+    /// return a second instance under the permanent ID. Here the child's object takes the permanent
+    /// ID when the parent next names it (a fetch, a fault, a relationship), and stays one instance
+    /// (a difference, docs/linux-differences.md).
+    @Test func aChildsNewObjectStaysOneInstanceAfterTheParentSaves() throws {
+        let stack = try NestedStack()
+        let child = stack.child()
+        let grandchild = stack.child(of: child)
+        let added = country(5, in: grandchild)
+        try grandchild.save()
+        let inChild = try #require(child.insertedObjects.first)  // (held here: unchanged, the child holds it weakly)
+        try child.save()
+        try stack.root.save()
+        #expect(added.objectID.isTemporaryID && inChild.objectID.isTemporaryID)
+
+        let fetched = try child.fetch(NSFetchRequest<NSManagedObject>(entityName: "Country"))
+        #expect(fetched.count == 1)
+        #expect(fetched.first === inChild, "the child's instance, not a second one")
+        #expect(!inChild.objectID.isTemporaryID)
+        #expect(try grandchild.fetch(NSFetchRequest<NSManagedObject>(entityName: "Country")).first === added)
+        #expect(added.objectID == inChild.objectID)
+        #expect(try grandchild.existingObject(with: added.objectID) === added)
+    }
+
     @Test func grandchildSavesReachTheStoreOneLevelAtATime() throws {
         let stack = try NestedStack()
         let child = stack.child()
