@@ -421,19 +421,17 @@ extension NSManagedObjectContext {
     }
 
     /// Applies a child's saved changes to this context's objects (on this context's queue).
+    ///
+    /// Relationships are set with inverse maintenance, from the to-one side where there is one: a
+    /// child's lists may be older than this context's (it does not see changes made here after it
+    /// read them), and setting each changed to-one keeps both sides here in agreement where
+    /// replacing whole lists would not. An unordered to-many whose inverse is to-one is left to
+    /// its members' to-ones (every member the child moved is among its changes); ordered,
+    /// many-to-many and one-way lists are replaced, after the to-ones.
     private func _receive(_ changes: ChildChanges) {
         var made: [NSManagedObjectID: NSManagedObject] = [:]
         func resolve(_ id: NSManagedObjectID) -> NSManagedObject {
             made[id] ?? _registeredForChild(id) ?? object(with: _childIDs?.current(id) ?? id)
-        }
-        func value(_ pushed: ChildChanges.Value, _ relationship: NSRelationshipDescription?) -> Any? {
-            switch pushed {
-            case .attribute(let value): return value
-            case .toOne(let id): return id.map(resolve)
-            case .toMany(let ids):
-                let objects = ids.map(resolve)
-                return relationship?.isOrdered == true ? ManagedObjectList.ordered(objects) : ManagedObjectList.unordered(Set(objects))
-            }
         }
         // New objects first, so that relationships among them and to them resolve to them.
         for new in changes.inserted {
@@ -441,23 +439,34 @@ extension NSManagedObjectContext {
             object._values = RowValues(for: object._layout)
             object._isFault = false
             object._didAwakeFromInsert = true  // awoke in the child: defaults are not applied again
-            made[new.id] = object
-            _noteHandedOut(new.id)
-        }
-        for new in changes.inserted {
-            let object = made[new.id]!
-            for (slot, pushed) in new.values { object._values[slot] = value(pushed, object._layout.relationships[slot]) }
             // Filed directly, not through `insert(_:)`: its ID may be permanent already (the child
             // obtained one), and it awoke from insert in the child.
             object._isInserted = true
             inserted.insert(object)
             register(object)
+            made[new.id] = object
+            _noteHandedOut(new.id)
         }
-        for update in changes.updated {
-            let object = resolve(update.id)
+        var lists: [(NSManagedObject, Int, [NSManagedObjectID])] = []
+        func apply(_ pushed: ChildChanges.Object, isNew: Bool) {
+            let object = isNew ? made[pushed.id]! : resolve(pushed.id)
             if object._isFault { object._fireFault() }
-            for (slot, pushed) in update.values { object._storeValue(value(pushed, object._layout.relationships[slot]), slot: slot) }
+            for (slot, value) in pushed.values {
+                switch value {
+                case .attribute(let value):
+                    if isNew { object._values[slot] = value } else { object._storeValue(value, slot: slot) }
+                case .toOne(let id):
+                    object._setToOne(id.map(resolve), slot: slot)
+                case .toMany(let ids):
+                    let relationship = object._layout.relationships[slot]!
+                    if !relationship.isOrdered, relationship.inverseRelationship?.isToMany == false { continue }
+                    lists.append((object, slot, ids))
+                }
+            }
         }
+        for new in changes.inserted { apply(new, isNew: true) }
+        for update in changes.updated { apply(update, isNew: false) }
+        for (object, slot, ids) in lists { object._replaceToMany(slot: slot, with: ids.map(resolve)) }
         for id in changes.deleted {
             let object = resolve(id)
             if !object._isDeleted { delete(object) }
