@@ -164,7 +164,7 @@ extension NSMergePolicy {
 }
 
 /// Whether two slot values are the same (objects compare by object ID).
-fileprivate func _sameValue(_ a: Any?, _ b: Any?) -> Bool {
+package func _sameValue(_ a: Any?, _ b: Any?) -> Bool {
     switch (a, b) {
     case (nil, nil): return true
     case (nil, _), (_, nil): return false

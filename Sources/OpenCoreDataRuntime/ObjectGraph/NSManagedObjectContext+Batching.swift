@@ -193,9 +193,10 @@ extension NSManagedObjectContext {
 extension NSManagedObjectContext {
     /// The entity of `request` if it is fetched in batches: a nonzero `fetchBatchSize`, managed
     /// objects as results, and no unsaved changes to merge for the entity (a plain fetch merges them).
+    /// Never in a child context: batches load from the stores, past the parent's unsaved changes.
     package func _batchingEntity(_ request: NSFetchRequest<any NSFetchRequestResult>) -> NSEntityDescription? {
         // The context's copy (``prepared(_:)``), of the class itself: its stored settings are read.
-        guard request._settings.fetchBatchSize > 0, request._settings.resultType == .managedObjectResultType,
+        guard request._settings.fetchBatchSize > 0, _parentContext == nil, request._settings.resultType == .managedObjectResultType,
             let entity = request._settings.entity,
             !(request.includesPendingChanges && hasPendingChanges(for: entity))
         else { return nil }

@@ -139,8 +139,13 @@ extension NSManagedObjectContext {
                 return try _fetch(erased).count
             }
             erased.resultType = .countResultType
-            guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
-            let result = try coordinator.execute(erased, with: self) as? [Any] ?? []
+            let result: [Any]
+            if _parentContext != nil {
+                result = try _executeSourceFetch(erased).values  // the parent counts, its unsaved changes included
+            } else {
+                guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+                result = try coordinator.execute(erased, with: self) as? [Any] ?? []
+            }
             return result.first.flatMap { ValueConversion.int64($0) }.map(Int.init) ?? 0
         }
     }
@@ -232,7 +237,7 @@ extension NSManagedObjectContext {
             request._settings.predicate.map(Unmanaged.passUnretained)?._withUnsafeGuaranteedRef({
                 $0._templateOrigin != nil
             }) == true,
-            let coordinator = persistentStoreCoordinator
+            _parentContext == nil, let coordinator = persistentStoreCoordinator
         else { return nil }
         let entity = try _checkedEntity(of: request, model: coordinator.managedObjectModel, resultType: T.self)
         if hasUnsavedObjects, request._settings.includesPendingChanges, hasPendingChanges(for: entity) { return nil }
@@ -252,10 +257,14 @@ extension NSManagedObjectContext {
     }
 
     /// Runs `request`, a copy from ``prepared(_:)`` (of the class itself: its stored settings are read).
+    ///
+    /// A child context fetches neither in batches (``_batchingEntity(_:)``) nor with prefetching:
+    /// both read the stores directly, past the parent's unsaved changes (its objects' relationships
+    /// fault in through the parent instead).
     package func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
         if let batched = try _batchedFetch(request) { return .objects(batched) }
         let results = try _fetchWithoutPrefetching(request)
-        if request._settings.hasRareSettings, request._settings.resultType == .managedObjectResultType,
+        if request._settings.hasRareSettings, _parentContext == nil, request._settings.resultType == .managedObjectResultType,
             let keyPaths = request._settings.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty
         {
             try _prefetch(keyPaths, for: results.managedObjects)
@@ -264,12 +273,11 @@ extension NSManagedObjectContext {
     }
 
     package func _fetchWithoutPrefetching(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
-        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         // With nothing unsaved (most fetches) the entity is not read: a call and a retain.
         let merging =
             hasUnsavedObjects && request.includesPendingChanges && request.resultType != .dictionaryResultType
             && hasPendingChanges(for: request.entity!)
-        guard merging else { return try coordinator._executeFetch(request, with: self) }
+        guard merging else { return try _executeSourceFetch(request) }
         let entity = request.entity!
 
         // Fetch without limits, merge unsaved changes in memory, then sort and limit.
@@ -279,7 +287,7 @@ extension NSManagedObjectContext {
         storeRequest.fetchLimit = 0
         storeRequest.fetchOffset = 0
         storeRequest.resultType = .managedObjectResultType
-        let fetched = try coordinator._executeFetch(storeRequest, with: self).managedObjects
+        let fetched = try _executeSourceFetch(storeRequest).managedObjects
         let matches = { (object: NSManagedObject) -> Bool in
             guard object.entity === entity || (request.includesSubentities && object.entity.isKindOf(entity: entity)) else { return false }
             return request.predicate?.evaluate(with: object) ?? true
@@ -299,6 +307,18 @@ extension NSManagedObjectContext {
         if wantsIDs { return .values(slice.map(\.objectID)) }
         if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
         return .objects(Array(slice))
+    }
+
+    /// Runs `request` where the context gets its rows: its parent context (which merges its own
+    /// unsaved changes and its ancestors') or its coordinator's stores. With `includesPendingChanges`
+    /// off a child goes to the stores too: no ancestor's unsaved changes are matched, and the rows
+    /// are the stores' (objects the child has registered keep their values, as in any fetch). One
+    /// branch, so that a context on a coordinator goes straight there.
+    @inline(__always)
+    package func _executeSourceFetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
+        if let parent = _parentContext, request.includesPendingChanges { return try parent._executeFetch(request, with: self) }
+        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
+        return try coordinator._executeFetch(request, with: self)
     }
 
     /// Whether any object is inserted, deleted or changed and not saved.

@@ -50,7 +50,11 @@ extension NSManagedObjectContext {
         try TransformableValues.checkStorable(insertedNow)  // before anything is written
         try TransformableValues.checkStorable(updatedNow)
         // Constraint and optimistic-locking conflicts go to the merge policy (+Conflicts.swift).
-        try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
+        if let parent = _parentContext {  // a child's save goes one level up (+NestedContexts.swift)
+            try _pushChanges(to: parent, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
+        } else {
+            try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
+        }
 
         // The stores have the changes: commit them in memory.
         insertedNow.forEachBorrowed { object in
@@ -90,7 +94,7 @@ extension NSManagedObjectContext {
     /// Not made when no one could tell: the coordinator is not a subclass (which sees every
     /// request) and no store wants it (``NSPersistentStore/_wantsSavesWithoutChanges``).
     private func _saveWithoutChanges() throws {
-        guard let coordinator = persistentStoreCoordinator else { return }
+        guard _parentContext == nil, let coordinator = persistentStoreCoordinator else { return }  // a child: nothing to push
         let stores = coordinator.persistentStores
         guard !stores.isEmpty else { return }
         if type(of: coordinator) == NSPersistentStoreCoordinator.self,

@@ -54,9 +54,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [userInfo](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/userinfo)
     public let userInfo = NSMutableDictionary()
-    /// The coordinator whose stores the context reads and saves.
+    /// The coordinator whose stores the context reads and saves. For a child context (one with a
+    /// ``parent``) it is the root context's coordinator; setting it makes the context a root again
+    /// (its `parent` becomes `nil`).
+    ///
+    /// Related Core Data documentation: [persistentStoreCoordinator](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/persistentstorecoordinator)
     // Read for every object created with `init(context:)`: no run-time exclusivity check (see `registry`).
-    @exclusivity(unchecked) open var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+    @exclusivity(unchecked) open var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        didSet { _parentContext = nil }  // a context has a coordinator or a parent, not both (``parent`` sets it again)
+    }
+    /// The parent context, or `nil` for a context on a coordinator (see `NSManagedObjectContext+NestedContexts.swift`).
+    // Read once per fetch, fault, save and ID request: no run-time exclusivity check.
+    @exclusivity(unchecked) package var _parentContext: NSManagedObjectContext?
+    /// What this context keeps for its child contexts: `nil` until a child asks it for something
+    /// (see ``NestedContextIDs``).
+    @exclusivity(unchecked) package var _childIDs: NestedContextIDs?
     /// A name for debugging.
     open var name: String?
     /// Recorded for persistent history (not written yet on Linux).
@@ -167,17 +179,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return object
     }
 
-    /// The object with `objectID`, loaded; throws if no store holds it.
+    /// The object with `objectID`, loaded; throws if no store holds it. In a child context the
+    /// values are the parent's (its unsaved changes included), and an ancestor's temporary ID works.
     ///
     /// Related Core Data documentation: [existingObject(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/existingobject(with:))
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
         if let object = registry.object(for: objectID), !object.isFault { return object }
-        if objectID.isTemporaryID {
+        if objectID.isTemporaryID, _parentContext == nil {  // a child asks its parent (an ancestor's new object)
             throw OpenCoreDataError(.managedObjectReferentialIntegrity, "no object with this temporary ID is registered", entityName: objectID.entity.name, objectID: objectID)
         }
-        guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
-        let node = try coordinator.newValues(for: objectID, context: self)
-        let object = self.object(with: objectID)
+        let node = try _newValues(for: objectID)
+        // The node's ID: a child's object whose parent saved it since takes its permanent ID.
+        let object = self.object(with: node.objectID)
         object._fulfill(values: node.slotValues, version: Int64(node.version))
         return object
     }
@@ -364,6 +377,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._context = nil
             object._turnIntoFaultForReset()
         }
+        _childIDs = nil  // children holding this context's old temporary IDs cannot reach them either, as on Apple
         _pendingDeletes.removeAll()
         inserted.removeAll()
         changed.removeAll()
@@ -371,7 +385,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         retained.removeAll()
     }
 
-    /// Updates `object` from its store.
+    /// Updates `object` from its store (a child context: from its parent, whose unsaved changes it sees).
     ///
     /// With `flag` off the object turns into a fault: its values and unsaved changes are dropped
     /// (the objects it referenced are released unless something else holds them) and the next
@@ -386,8 +400,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         guard object._contextLink === _link, !object._isInserted else { return }
         if flag {
-            guard !object._isFault, let coordinator = persistentStoreCoordinator,
-                  let node = try? coordinator.newValues(for: object.objectID, context: self) else { return }
+            guard !object._isFault, let node = try? _newValues(for: object.objectID) else { return }
             var values = node.slotValues
             for slot in object._changedSlots { values[slot] = object._values[slot] }
             object._values = values
@@ -412,7 +425,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Replaces temporary IDs of `objects` with permanent ones from their stores.
+    /// Replaces temporary IDs of `objects` with permanent ones from their stores. In a child context
+    /// the root's coordinator assigns them, and ancestors holding the same new objects (saved into
+    /// them) change their IDs too; an ID an ancestor made permanent already is reused.
     ///
     /// Related Core Data documentation: [obtainPermanentIDs(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/obtainpermanentids(for:))
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
@@ -420,6 +435,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // (a retain and a release an object).
         let temporary = objects.allSatisfy(\._hasTemporaryID) ? objects : objects.filter { $0._hasTemporaryID }
         guard !temporary.isEmpty else { return }
+        // A context that handed temporary IDs to children notes what they become (+NestedContexts.swift).
+        let handedOut = _childIDs?.handedOut(among: temporary)
+        if let parent = _parentContext {
+            try _obtainPermanentIDs(throughParent: parent, for: temporary)
+        } else {
+            try _obtainPermanentIDsFromCoordinator(for: temporary)
+        }
+        if let handedOut, !handedOut.isEmpty { _childIDs?.noteReassigned(handedOut) }
+    }
+
+    /// ``obtainPermanentIDs(for:)`` for objects with temporary IDs, from the coordinator's stores.
+    package func _obtainPermanentIDsFromCoordinator(for temporary: [NSManagedObject]) throws {
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let identities: [NSPersistentStoreCoordinator.PermanentIdentity]
         switch try coordinator._obtainPermanentIdentities(for: temporary) {
@@ -456,10 +483,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Fills a fault from its store. A row that is gone leaves the object empty and is logged
     /// (Apple raises "could not fulfill a fault").
+    ///
+    /// A child context's faults take their parent's values, its unsaved changes included.
     package func _fulfillFault(_ object: NSManagedObject) {
-        guard let coordinator = persistentStoreCoordinator else { return }
+        guard persistentStoreCoordinator != nil || _parentContext != nil else { return }
         do {
-            let node = try coordinator.newValues(for: object.objectID, context: self)
+            let node = try _newValues(for: object.objectID)
             object._fulfill(values: node.slotValues, version: Int64(node.version))
         } catch {
             reportMisuse("could not fulfill a fault for \(object.objectID): \(error)")
@@ -473,12 +502,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Objects deleted and not saved stay in the list: their delete rules already took them out of
     /// every loaded inverse they had to leave (nullify, cascade), so those still here are kept by a
     /// no-action or deny rule, and a rollback that undeletes them finds the list right.
+    /// In a child context an object with a temporary ID that it did not insert is an ancestor's new
+    /// object: its destinations come from the parent.
     package func _loadToMany(_ relationship: NSRelationshipDescription, of object: NSManagedObject) -> [NSManagedObject] {
-        guard !object._hasTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
+        if object._hasTemporaryID, _parentContext == nil || object._isInserted { return [] }
+        guard persistentStoreCoordinator != nil || _parentContext != nil else { return [] }
         do {
-            let value = try coordinator.newValue(forRelationship: relationship, of: object.objectID, context: self)
+            let value = try _newValue(forRelationship: relationship, of: object.objectID)
             let objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
-            if let destination = relationship.destinationEntity { _batchFaults(objects, entity: destination) }
+            // (A child's faults fire through its parent one by one: batches are fetches from the stores.)
+            if _parentContext == nil, let destination = relationship.destinationEntity { _batchFaults(objects, entity: destination) }
             return objects
         } catch {
             reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
