@@ -16,8 +16,8 @@ import Foundation
 ///   for closures. There is no selector-based registration (`registerUndo(withTarget:selector:object:)`,
 ///   `prepare(withInvocationTarget:)`): they need the Objective-C runtime. With ``groupsByEvent`` (the
 ///   default), the group opened by the first registration of an event is closed by a block enqueued
-///   on `DispatchQueue.main` when registering on the main thread (it runs when the main run loop or
-///   `dispatchMain()` next services the main queue), and on other threads by a block given to that
+///   on `DispatchQueue.main` when registering on the main thread or the main queue (main-actor code;
+///   it runs when the main queue is next serviced, by the main run loop or `dispatchMain()`), and on other threads by a block given to that
 ///   thread's `RunLoop.current`, which runs only if the thread runs its run loop: on a dispatch queue
 ///   the group stays open until ``undo()`` (which closes it) or ``endUndoGrouping()``.
 ///   `runLoopModes` is not offered. Where Apple raises `NSInternalInconsistencyException` (ending a
@@ -105,7 +105,7 @@ open class UndoManager: NSObject {
         eventGroupOpen = true
         eventGroupNumber &+= 1
         let scheduled = ScheduledClose(manager: self, number: eventGroupNumber)
-        if Thread.isMainThread {
+        if Thread.isMainThread || MainQueueMark.isCurrent {
             DispatchQueue.main.async { scheduled.run() }
         } else {
             RunLoop.current.perform { scheduled.run() }
@@ -433,10 +433,21 @@ private struct WeakCheckpointClient {
     weak var client: (any UndoCheckpointClient)?
 }
 
+/// Tells whether code runs on the main queue: where the main thread does not drain it (a test
+/// runner, a program blocked in a call), main-actor code runs on the main queue from another thread.
+private enum MainQueueMark {
+    static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+}
+
 /// The close of an event's group, scheduled on a run loop or the main queue.
 ///
-/// `@unchecked Sendable` invariant: `run()` executes on the thread that scheduled it (the main
-/// queue from the main thread, or the registering thread's run loop), where the manager is used.
+/// `@unchecked Sendable` invariant: `run()` executes where the manager was used when it was
+/// scheduled (the main queue, or the registering thread's run loop).
 private final class ScheduledClose: @unchecked Sendable {
     weak var manager: UndoManager?
     let number: Int
