@@ -112,6 +112,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
     /// The values of fetched properties read so far (see `NSManagedObject+FetchedProperties.swift`).
     package let _fetchedPropertyCache = FetchedPropertyCache()
+    /// The undo manager and what it needs, while there is one (`NSManagedObjectContext+Undo.swift`).
+    package final var _undoState: ContextUndoState?
 
     /// Creates a context of the given concurrency type.
     ///
@@ -328,12 +330,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [processPendingChanges()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/processpendingchanges())
     open func processPendingChanges() {
         if propagatesDeletesAtEndOfEvent { _propagatePendingDeletes() }
+        if _undoState != nil { _registerUndoForPendingChanges() }
     }
 
     /// Discards all unsaved changes.
     ///
     /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
     open func rollback() {
+        _undoDiscardAll()
         _discardPendingDeletes()
         for object in inserted.values {
             registry.remove(object.objectID)
@@ -358,6 +362,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func reset() {
         // Emptied first, while `objects` holds every live object: an object released after it
         // left has nothing to remove.
+        _undoDiscardAll()
         let objects = registry.liveObjects()
         registry.removeAll()
         for object in objects {

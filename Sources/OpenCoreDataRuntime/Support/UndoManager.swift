@@ -199,6 +199,7 @@ open class UndoManager: NSObject {
     ///
     /// Related Core Data documentation: [undo()](https://developer.apple.com/documentation/foundation/undomanager/undo())
     open func undo() {
+        checkpoint()  // pending changes a client registers now join the open group, or open one
         if openGroups.count > 1 {
             return reportMisuse("UndoManager.undo(): \(openGroups.count) undo groups are open; close the nested ones first")
         }
@@ -214,7 +215,11 @@ open class UndoManager: NSObject {
     ///
     /// Related Core Data documentation: [undoNestedGroup()](https://developer.apple.com/documentation/foundation/undomanager/undonestedgroup())
     open func undoNestedGroup() {
+        let wasOpen = !openGroups.isEmpty
         checkpoint()
+        // Changes a client registered at the checkpoint opened an event group: they are the last
+        // group now, and the one to undo.
+        if !wasOpen, openGroups.count == 1 { endUndoGrouping() }
         let group: Group
         if let open = openGroups.last {
             guard case .group(let nested)? = open.entries.last else {
@@ -239,7 +244,9 @@ open class UndoManager: NSObject {
     ///
     /// Related Core Data documentation: [redo()](https://developer.apple.com/documentation/foundation/undomanager/redo())
     open func redo() {
-        checkpoint()
+        let wasOpen = !openGroups.isEmpty
+        checkpoint()  // pending changes registered now clear the redo stack, as new changes do
+        if !wasOpen, openGroups.count == 1 { endUndoGrouping() }
         if !openGroups.isEmpty {
             return reportMisuse("UndoManager.redo(): an undo group is open; close it first")
         }
