@@ -112,6 +112,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
     /// The values of fetched properties read so far (see `NSManagedObject+FetchedProperties.swift`).
     package let _fetchedPropertyCache = FetchedPropertyCache()
+    /// What ObjectsDidChange reported since the last save (`NSManagedObjectContext+Notifications.swift`).
+    @exclusivity(unchecked) package var _changeLog = ObjectChangeLog()
 
     /// Creates a context of the given concurrency type.
     ///
@@ -320,7 +322,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Processes pending changes: applies the delete rules of the objects deleted since the last
-    /// call (cascading, nullifying), unless ``propagatesDeletesAtEndOfEvent`` is off.
+    /// call (cascading, nullifying), unless ``propagatesDeletesAtEndOfEvent`` is off, then posts
+    /// `NSManagedObjectContextObjectsDidChange` if anything changed since the last call.
     ///
     /// - Note: Linux: there is no AppKit event loop to call it at the end of each event; it runs at
     ///   the end of each `perform(_:)` block and at save, and whenever you call it.
@@ -328,12 +331,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [processPendingChanges()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/processpendingchanges())
     open func processPendingChanges() {
         if propagatesDeletesAtEndOfEvent { _propagatePendingDeletes() }
+        _endChangeEvent()
     }
 
     /// Discards all unsaved changes.
     ///
     /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
     open func rollback() {
+        _noteRollback()
         _discardPendingDeletes()
         for object in inserted.values {
             registry.remove(object.objectID)
@@ -350,6 +355,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changed.removeAll()
         deleted.removeAll()
         for object in restored where !object._isFault { object.awake(fromSnapshotEvents: .rollback) }
+        _endChangeEvent()
     }
 
     /// Forgets every object; the objects the context held become unusable.
@@ -359,6 +365,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Emptied first, while `objects` holds every live object: an object released after it
         // left has nothing to remove.
         let objects = registry.liveObjects()
+        _noteReset(objects)
         registry.removeAll()
         for object in objects {
             object._context = nil
@@ -369,6 +376,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changed.removeAll()
         deleted.removeAll()
         retained.removeAll()
+        _endChangeEvent()
     }
 
     /// Updates `object` from its store.
@@ -395,9 +403,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._dropFetchedPropertyValues()
             object._version = Int64(node.version)
             object.awake(fromSnapshotEvents: .refresh)
+            _noteRefreshed(object)
             return
         }
         changed.remove(object)
+        if !object._isFault { _noteRefreshed(object) }
         object._turnIntoFault()
     }
 
@@ -408,7 +418,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func refreshAllObjects() {
         for object in registry.liveObjects() {
             guard !object._isInserted else { continue }
-            if object.hasChanges { refresh(object, mergeChanges: true) } else { object._turnIntoFault() }
+            if object.hasChanges { refresh(object, mergeChanges: true) } else { refresh(object, mergeChanges: false) }
         }
     }
 
