@@ -34,13 +34,13 @@ extension FetchedResultsCore {
         guard hasFetched, delegate != nil else { return }
         let info = note.userInfo ?? [:]
         let batch: FetchedResultsBatch
-        if info["invalidatedAll"] != nil {  // NSInvalidatedAllObjectsKey: the context was reset
+        if info[NSInvalidatedAllObjectsKey] != nil {  // the context was reset
             guard let refetched = try? context.fetch(request) else { return }
             batch = replaceAll(with: refetched.compactMap { $0 as? NSManagedObject })
         } else {
-            let deleted = Self.objects(info[NSDeletedObjectsKey]) + Self.objects(info["invalidated"])
+            let deleted = Self.objects(info[NSDeletedObjectsKey]) + Self.objects(info[NSInvalidatedObjectsKey])
             let changed = Self.objects(info[NSInsertedObjectsKey]) + Self.objects(info[NSUpdatedObjectsKey])
-                + Self.objects(info["refreshed"])
+                + Self.objects(info[NSRefreshedObjectsKey])
             guard !deleted.isEmpty || !changed.isEmpty else { return }
             batch = apply(changed: changed, deleted: deleted)
         }

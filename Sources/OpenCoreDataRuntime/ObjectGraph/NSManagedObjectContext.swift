@@ -114,6 +114,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package let _fetchedPropertyCache = FetchedPropertyCache()
     /// The undo manager and what it needs, while there is one (`NSManagedObjectContext+Undo.swift`).
     package final var _undoState: ContextUndoState?
+    /// What ObjectsDidChange reported since the last save (`NSManagedObjectContext+Notifications.swift`).
+    @exclusivity(unchecked) package var _changeLog = ObjectChangeLog()
 
     /// Creates a context of the given concurrency type.
     ///
@@ -322,7 +324,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Processes pending changes: applies the delete rules of the objects deleted since the last
-    /// call (cascading, nullifying), unless ``propagatesDeletesAtEndOfEvent`` is off.
+    /// call (cascading, nullifying), unless ``propagatesDeletesAtEndOfEvent`` is off, then posts
+    /// `NSManagedObjectContextObjectsDidChange` if anything changed since the last call.
     ///
     /// - Note: Linux: there is no AppKit event loop to call it at the end of each event; it runs at
     ///   the end of each `perform(_:)` block and at save, and whenever you call it.
@@ -331,6 +334,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func processPendingChanges() {
         if propagatesDeletesAtEndOfEvent { _propagatePendingDeletes() }
         if _undoState != nil { _registerUndoForPendingChanges() }
+        _endChangeEvent()
     }
 
     /// Discards all unsaved changes.
@@ -338,6 +342,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
     open func rollback() {
         _undoDiscardAll()
+        _noteRollback()
         _discardPendingDeletes()
         for object in inserted.values {
             registry.remove(object.objectID)
@@ -354,6 +359,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changed.removeAll()
         deleted.removeAll()
         for object in restored where !object._isFault { object.awake(fromSnapshotEvents: .rollback) }
+        _endChangeEvent()
     }
 
     /// Forgets every object; the objects the context held become unusable.
@@ -364,6 +370,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // left has nothing to remove.
         _undoDiscardAll()
         let objects = registry.liveObjects()
+        _noteReset(objects)
         registry.removeAll()
         for object in objects {
             object._context = nil
@@ -374,6 +381,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changed.removeAll()
         deleted.removeAll()
         retained.removeAll()
+        _endChangeEvent()
     }
 
     /// Updates `object` from its store.
@@ -400,9 +408,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._dropFetchedPropertyValues()
             object._version = Int64(node.version)
             object.awake(fromSnapshotEvents: .refresh)
+            _noteRefreshed(object)
             return
         }
         changed.remove(object)
+        if !object._isFault { _noteRefreshed(object) }
         object._turnIntoFault()
     }
 
@@ -413,7 +423,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func refreshAllObjects() {
         for object in registry.liveObjects() {
             guard !object._isInserted else { continue }
-            if object.hasChanges { refresh(object, mergeChanges: true) } else { object._turnIntoFault() }
+            if object.hasChanges { refresh(object, mergeChanges: true) } else { refresh(object, mergeChanges: false) }
         }
     }
 

@@ -256,8 +256,9 @@ struct UndoManagerTests {
                 "no checkpoint when a top-level group opens")
         log.value = []
         undoManager.undo()
+        // undo() posts one, then undoNestedGroup() (which it calls) another, as both are documented to.
         #expect(log.value == [
-            "Checkpoint", "WillUndoChange", "DidOpenUndoGroup", "Checkpoint", "WillCloseUndoGroup", "DidCloseUndoGroup",
+            "Checkpoint", "Checkpoint", "WillUndoChange", "DidOpenUndoGroup", "Checkpoint", "WillCloseUndoGroup", "DidCloseUndoGroup",
             "DidUndoChange",
         ])
         log.value = []
