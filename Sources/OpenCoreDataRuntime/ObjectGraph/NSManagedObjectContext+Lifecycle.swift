@@ -35,7 +35,8 @@ public struct NSSnapshotEventType: OptionSet, Sendable, Hashable {
 // - `awake(fromSnapshotEvents:)`: `.rollback` for each object `rollback()` restores (updated or
 //   deleted), `.refresh` after `refresh(_:mergeChanges: true)` of an object that is not a fault.
 //   `.mergePolicy` for an object a merge policy changed at save (`NSMergePolicy+Resolution.swift`);
-//   undo events need an undo manager (none yet).
+//   `.undoInsertion`, `.undoDeletion` and `.undoUpdate` when an undo puts an object back
+//   (`NSManagedObjectContext+Undo.swift`).
 // - `prepareForDeletion()`: `delete(_:)`, before the delete rules run, once per deletion.
 // - `willSave()`: at save, for every inserted, updated and deleted object, before validation;
 //   again for objects changed through accessors by a `willSave()` (`_runWillSave()`).

@@ -54,7 +54,8 @@ extension NSManagedObjectContext {
         try runAsCurrent(block)
     }
 
-    /// Runs `block` on the context's queue and returns its result asynchronously.
+    /// Runs `block` on the context's queue and returns its result asynchronously; then processes
+    /// pending changes, as `perform(_:)` does.
     ///
     /// Related Core Data documentation: [perform(schedule:_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/perform(schedule:_:))
     public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate, _ block: @escaping () throws(E) -> T) async throws(E) -> T {
@@ -62,6 +63,7 @@ extension NSManagedObjectContext {
         let result: UncheckedSendable<Result<T, E>> = await withCheckedContinuation { continuation in
             self.queue.async {
                 let outcome = self.runAsCurrent { () -> Result<T, E> in
+                    defer { self.processPendingChanges() }  // as `perform(_:)`: the block ends an event
                     do throws(E) { return .success(try boxed.value()) } catch { return .failure(error) }
                 }
                 continuation.resume(returning: UncheckedSendable(outcome))

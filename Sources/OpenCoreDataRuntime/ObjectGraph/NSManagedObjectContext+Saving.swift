@@ -1,23 +1,5 @@
 import Foundation
 
-extension Notification.Name {
-    /// Posted after a context saves; user info holds `inserted`, `updated` and `deleted` sets.
-    ///
-    /// Related Core Data documentation: [NSManagedObjectContextDidSave](https://developer.apple.com/documentation/foundation/nsnotification/name/1506380-nsmanagedobjectcontextdidsave)
-    public static let NSManagedObjectContextDidSave = Notification.Name("NSManagedObjectContextDidSaveNotification")
-    /// Posted before a context saves.
-    public static let NSManagedObjectContextWillSave = Notification.Name("NSManagedObjectContextWillSaveNotification")
-    /// Posted when a context's objects change.
-    public static let NSManagedObjectContextObjectsDidChange = Notification.Name("NSManagedObjectContextObjectsDidChangeNotification")
-}
-
-/// User-info key for inserted objects in context notifications.
-public let NSInsertedObjectsKey = "inserted"
-/// User-info key for updated objects in context notifications.
-public let NSUpdatedObjectsKey = "updated"
-/// User-info key for deleted objects in context notifications.
-public let NSDeletedObjectsKey = "deleted"
-
 extension NSManagedObjectContext {
     /// Writes the context's changes to its stores: all of them or, if anything fails, none
     /// (the context then still holds its changes).
@@ -33,6 +15,14 @@ extension NSManagedObjectContext {
     }
 
     private func _save() throws {
+        // The save's own ObjectsDidChange reports keep no counts for updates: a successful save
+        // forgets what was reported right after (see `ObjectChangeLog.reportedUpdatedDuringSave`).
+        let wasSaving = _changeLog.isSaving
+        _changeLog.isSaving = true
+        defer {
+            _changeLog.isSaving = wasSaving
+            _changeLog.keepCountsOfSaveReports()  // (empty after a successful save)
+        }
         processPendingChanges()
         _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
         guard hasChanges else { return try _saveWithoutChanges() }
@@ -75,6 +65,7 @@ extension NSManagedObjectContext {
         inserted.removeAll()
         changed.removeAll()
         deleted.removeAll()
+        _changeLog.forgetReported()
         insertedNow.forEachBorrowed { $0.didSave() }  // (three loops: no concatenated copy)
         updatedNow.forEachBorrowed { $0.didSave() }
         deletedNow.forEachBorrowed { $0.didSave() }

@@ -124,6 +124,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var retained: [ObjectIdentifier: NSManagedObject] = [:]
     /// The values of fetched properties read so far (see `NSManagedObject+FetchedProperties.swift`).
     package let _fetchedPropertyCache = FetchedPropertyCache()
+    /// The undo manager and what it needs, while there is one (`NSManagedObjectContext+Undo.swift`).
+    package final var _undoState: ContextUndoState?
+    /// What ObjectsDidChange reported since the last save (`NSManagedObjectContext+Notifications.swift`).
+    @exclusivity(unchecked) package var _changeLog = ObjectChangeLog()
 
     /// Creates a context of the given concurrency type.
     ///
@@ -333,7 +337,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Processes pending changes: applies the delete rules of the objects deleted since the last
-    /// call (cascading, nullifying), unless ``propagatesDeletesAtEndOfEvent`` is off.
+    /// call (cascading, nullifying), unless ``propagatesDeletesAtEndOfEvent`` is off, then posts
+    /// `NSManagedObjectContextObjectsDidChange` if anything changed since the last call.
     ///
     /// - Note: Linux: there is no AppKit event loop to call it at the end of each event; it runs at
     ///   the end of each `perform(_:)` block and at save, and whenever you call it.
@@ -341,12 +346,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Related Core Data documentation: [processPendingChanges()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/processpendingchanges())
     open func processPendingChanges() {
         if propagatesDeletesAtEndOfEvent { _propagatePendingDeletes() }
+        if _undoState != nil { _registerUndoForPendingChanges() }
+        _endChangeEvent()
     }
 
     /// Discards all unsaved changes.
     ///
     /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
     open func rollback() {
+        _undoDiscardAll()
+        _noteRollback()
         _discardPendingDeletes()
         for object in inserted.values {
             registry.remove(object.objectID)
@@ -363,6 +372,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changed.removeAll()
         deleted.removeAll()
         for object in restored where !object._isFault { object.awake(fromSnapshotEvents: .rollback) }
+        _endChangeEvent()
     }
 
     /// Forgets every object; the objects the context held become unusable.
@@ -371,7 +381,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func reset() {
         // Emptied first, while `objects` holds every live object: an object released after it
         // left has nothing to remove.
+        _undoDiscardAll()
         let objects = registry.liveObjects()
+        _noteReset(objects)
         registry.removeAll()
         for object in objects {
             object._context = nil
@@ -383,6 +395,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changed.removeAll()
         deleted.removeAll()
         retained.removeAll()
+        _endChangeEvent()
     }
 
     /// Updates `object` from its store (a child context: from its parent, whose unsaved changes it sees).
@@ -408,9 +421,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._dropFetchedPropertyValues()
             object._version = Int64(node.version)
             object.awake(fromSnapshotEvents: .refresh)
+            _noteRefreshed(object)
             return
         }
         changed.remove(object)
+        if !object._isFault { _noteRefreshed(object) }
         object._turnIntoFault()
     }
 
@@ -421,7 +436,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func refreshAllObjects() {
         for object in registry.liveObjects() {
             guard !object._isInserted else { continue }
-            if object.hasChanges { refresh(object, mergeChanges: true) } else { object._turnIntoFault() }
+            if object.hasChanges { refresh(object, mergeChanges: true) } else { refresh(object, mergeChanges: false) }
         }
     }
 
