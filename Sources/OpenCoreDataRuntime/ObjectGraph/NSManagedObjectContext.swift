@@ -64,8 +64,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Whether registered objects are kept alive while unchanged (default `false`).
     // Read for every registered object: no run-time exclusivity check (used on the context's queue only).
     @exclusivity(unchecked) open var retainsRegisteredObjects: Bool = false
-    /// Whether the context's parent changes merge automatically (not implemented yet).
-    open var automaticallyMergesChangesFromParent: Bool = false
+    /// Whether the changes its parent saves merge into the context automatically, on its queue
+    /// (default `false`); see `NSManagedObjectContext+Merging.swift`.
+    ///
+    /// Related Core Data documentation: [automaticallyMergesChangesFromParent](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/automaticallymergeschangesfromparent)
+    open var automaticallyMergesChangesFromParent: Bool = false {
+        didSet { if automaticallyMergesChangesFromParent != oldValue { AutomaticMerging.update(self, merges: automaticallyMergesChangesFromParent) } }
+    }
     /// How long cached values stay fresh; negative means forever.
     open var stalenessInterval: TimeInterval = -1
     /// Whether faults for deleted rows become empty objects instead of raising.
