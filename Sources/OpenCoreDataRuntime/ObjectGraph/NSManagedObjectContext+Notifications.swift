@@ -160,6 +160,9 @@ package struct ObjectChangeLog {
     var isSaving = false
     /// What the ObjectsDidChange at the start of a save posted, if it was the whole of the tables.
     var saveReport: NSManagedObjectContext.ReportedChanges?
+    /// Whether a fetch with `shouldRefreshRefetchedObjects` is running: objects it finds loaded
+    /// take its rows (and are reported refreshed).
+    var refreshesRefetchedObjects = false
 
     /// Whether anything was reported since the save or noted for the next report.
     var isEmpty: Bool {
@@ -338,6 +341,7 @@ extension NSManagedObjectContext {
     package func _noteReset(_ objects: [NSManagedObject]) {
         var log = ObjectChangeLog()
         log.isSaving = _changeLog.isSaving
+        log.refreshesRefetchedObjects = _changeLog.refreshesRefetchedObjects
         log.invalidatedAll = objects.map(\.objectID)
         _changeLog = log
     }

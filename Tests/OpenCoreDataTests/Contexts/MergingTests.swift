@@ -120,20 +120,6 @@ struct MergingTests {
         }
     }
 
-    @Test func refreshAfterAnotherContextsSaveSeesTheNewValues() throws {
-        let f = try Fixture()
-        f.reader.performAndWait { #expect(f.readerD.value(forKey: "budget") as? Double == 1.0) }
-        _ = try f.writerSaves()
-        f.reader.performAndWait {
-            #expect(f.readerD.value(forKey: "budget") as? Double == 1.0, "kept until refreshed")
-            f.reader.refresh(f.readerD, mergeChanges: true)
-            #expect(f.readerD.value(forKey: "budget") as? Double == 2.0)
-            f.readerD.setValue("mine", forKey: "name")
-            f.reader.refreshAllObjects()  // changed objects keep their changes, others turn into faults
-            #expect(f.readerD.value(forKey: "name") as? String == "mine")
-        }
-    }
-
     @Test func automaticMergingReachesAMainQueueContextThroughTheMainQueue() async throws {
         let store = try TestStore(NSSQLiteStoreType)
         let view = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
