@@ -81,6 +81,7 @@ extension NSManagedObjectContext {
             NSUpdatedObjectsKey: sets?.updated ?? Self.notificationSet(updatedNow),
             NSDeletedObjectsKey: sets?.deleted ?? Self.notificationSet(deletedNow),
         ])
+        _postDidSaveObjectIDs(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
         _turnSavedDeletionsIntoFaults(deletedNow)
         _deliverToAutomaticMergers(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
     }

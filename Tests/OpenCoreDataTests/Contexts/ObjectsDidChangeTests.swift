@@ -155,6 +155,27 @@ struct ObjectsDidChangeTests {
         #expect(order.withLock { $0 }.isEmpty)
     }
 
+    @Test func aSavePostsDidSaveObjectIDsWhenAskedFor() throws {
+        let (store, context, department, employee) = try savedGraph()
+        _ = store
+        let ids = NotificationRecorder(.NSManagedObjectContextDidSaveObjectIDs, object: context)
+        department.setValue(12.0, forKey: "budget")
+        try context.save()
+        #expect(ids.count == 0, "off by default on Linux (see linux-differences.md)")
+        NSManagedObjectContext.postsDidSaveObjectIDsNotification = true
+        defer { NSManagedObjectContext.postsDidSaveObjectIDsNotification = false }
+        let inserted = insertObject("Department", ["name": "I"], into: context)
+        department.setValue(13.0, forKey: "budget")
+        context.delete(employee)
+        try context.save()
+        let info = try #require(ids.last?.userInfo)
+        #expect(info[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID> == [inserted.objectID])
+        #expect(info[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID> == [department.objectID])
+        #expect(info[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID> == [employee.objectID])
+        #expect(!inserted.objectID.isTemporaryID)
+        #expect(NSManagedObjectContext.didSaveObjectIDsNotification == .NSManagedObjectContextDidSaveObjectIDs)
+    }
+
     @Test func aPerformBlockEndsTheEventOnTheContextsQueue() throws {
         let (store, context, _, _) = try savedGraph()
         _ = store
