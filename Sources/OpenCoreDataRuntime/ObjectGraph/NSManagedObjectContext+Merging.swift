@@ -228,14 +228,15 @@ package enum AutomaticMerging {
 extension NSManagedObjectContext {
     /// Whether the context's parent is its coordinator (no parent context): only such contexts
     /// merge a sibling's save automatically; a child context merges from its parent context.
-    /// (Every context, until nested contexts give some a parent context.)
+    /// (Every context, until nested contexts give some a parent context: then `_parentContext == nil`.)
     package var _hasCoordinatorParent: Bool { true }
 
     /// After a save to the stores: schedules the merge of its changes into every sibling that
     /// merges automatically. The IDs are made here, on the saving context's queue, only when there
     /// is such a sibling.
     package func _deliverToAutomaticMergers(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
-        guard let coordinator = persistentStoreCoordinator else { return }
+        // Only a save that reached the stores: a child's save goes no further than its parent.
+        guard _hasCoordinatorParent, let coordinator = persistentStoreCoordinator else { return }
         let receivers = AutomaticMerging.siblings(of: self, on: coordinator)
         guard !receivers.isEmpty else { return }
         let changes = MergedChanges(inserted: inserted.map(\.objectID), updated: updated.map(\.objectID), deleted: deleted.map(\.objectID))
