@@ -6,7 +6,7 @@ extension NSManagedObject {
         guard _isFault else { return }
         // A fault from a batched fetch loads its whole batch (again, if it was turned back into a fault).
         if !_hasSnapshot, let batch = _fetchBatch, batch.load(containing: self) { return }
-        if _takeSnapshotAsValues() {
+        if _cachedRowIsFresh(), _takeSnapshotAsValues() {
             _isFault = false
             _awakeFromFetch()
             return

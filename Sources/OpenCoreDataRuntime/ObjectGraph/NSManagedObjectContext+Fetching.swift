@@ -263,7 +263,12 @@ extension NSManagedObjectContext {
     /// fault in through the parent instead).
     package func _fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> FetchResults {
         if let batched = try _batchedFetch(request) { return .objects(batched) }
+        // Freshness (NSManagedObjectContext+Refreshing.swift): objects in memory take the rows read.
+        let refreshes = request.shouldRefreshRefetchedObjects
+        if refreshes { _changeLog.refreshesRefetchedObjects = true }
+        defer { if refreshes { _changeLog.refreshesRefetchedObjects = false } }
         let results = try _fetchWithoutPrefetching(request)
+        if _link.stalenessInterval >= 0, request.resultType == .managedObjectResultType { _noteRowTimes(of: results.managedObjects) }
         if request._settings.hasRareSettings, _parentContext == nil, request._settings.resultType == .managedObjectResultType,
             let keyPaths = request._settings.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty
         {

@@ -23,7 +23,10 @@ extension NSManagedObjectContext {
             _changeLog.isSaving = wasSaving
             _changeLog.keepCountsOfSaveReports()  // (empty after a successful save)
         }
+        _changeLog.saveReport = nil
         processPendingChanges()
+        let reported = _changeLog.saveReport  // what its ObjectsDidChange posted, if it was everything
+        _changeLog.saveReport = nil
         _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
         guard hasChanges else { return try _saveWithoutChanges() }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
@@ -34,6 +37,8 @@ extension NSManagedObjectContext {
         var insertedNow = Array(inserted.values)
         var updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
         var deletedNow = Array(deleted.values)
+        // The sets ObjectsDidChange posted, if they are still the save's (see `ReportedChanges`).
+        let mutationsBefore = _tableMutations
 
         try _validateForSave(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
 
@@ -46,6 +51,12 @@ extension NSManagedObjectContext {
             try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
         }
 
+        let sets = reported.flatMap { reported -> ReportedChanges? in
+            guard reported.mutations == mutationsBefore, _tableMutations == mutationsBefore,
+                  reported.inserted.count == insertedNow.count, reported.updated.count == updatedNow.count,
+                  reported.deleted.count == deletedNow.count else { return nil }
+            return reported
+        }
         // The stores have the changes: commit them in memory.
         insertedNow.forEachBorrowed { object in
             object._isInserted = false
@@ -70,10 +81,13 @@ extension NSManagedObjectContext {
         updatedNow.forEachBorrowed { $0.didSave() }
         deletedNow.forEachBorrowed { $0.didSave() }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
-            NSInsertedObjectsKey: Self.notificationSet(insertedNow), NSUpdatedObjectsKey: Self.notificationSet(updatedNow),
-            NSDeletedObjectsKey: Self.notificationSet(deletedNow),
+            NSInsertedObjectsKey: sets?.inserted ?? Self.notificationSet(insertedNow),
+            NSUpdatedObjectsKey: sets?.updated ?? Self.notificationSet(updatedNow),
+            NSDeletedObjectsKey: sets?.deleted ?? Self.notificationSet(deletedNow),
         ])
+        _postDidSaveObjectIDs(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
         _turnSavedDeletionsIntoFaults(deletedNow)
+        _deliverToAutomaticMergers(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
     }
 }
 

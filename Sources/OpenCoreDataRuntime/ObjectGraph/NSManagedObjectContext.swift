@@ -76,10 +76,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Whether registered objects are kept alive while unchanged (default `false`).
     // Read for every registered object: no run-time exclusivity check (used on the context's queue only).
     @exclusivity(unchecked) open var retainsRegisteredObjects: Bool = false
-    /// Whether the context's parent changes merge automatically (not implemented yet).
-    open var automaticallyMergesChangesFromParent: Bool = false
-    /// How long cached values stay fresh; negative means forever.
-    open var stalenessInterval: TimeInterval = -1
+    /// Whether the changes its parent saves merge into the context automatically, on its queue
+    /// (default `false`); see `NSManagedObjectContext+Merging.swift`.
+    ///
+    /// Related Core Data documentation: [automaticallyMergesChangesFromParent](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/automaticallymergeschangesfromparent)
+    open var automaticallyMergesChangesFromParent: Bool = false {
+        didSet { if automaticallyMergesChangesFromParent != oldValue { AutomaticMerging.update(self, merges: automaticallyMergesChangesFromParent) } }
+    }
+    /// How long (seconds) a fault may fire from the row a fetch cached for it instead of reading
+    /// the store; negative (the default) means no limit, zero means always read the store. See
+    /// `NSManagedObjectContext+Refreshing.swift`.
+    ///
+    /// Related Core Data documentation: [stalenessInterval](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/stalenessinterval)
+    open var stalenessInterval: TimeInterval = -1 {
+        didSet { _link.stalenessInterval = stalenessInterval }
+    }
     /// Whether faults for deleted rows become empty objects instead of raising.
     open var shouldDeleteInaccessibleFaults: Bool = true
     /// The policy that resolves conflicts at save: an ``NSMergePolicy`` (default ``NSMergePolicy/error``).
@@ -278,6 +289,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if object._isFault {
             object._version = version
             object._takeFetchedRow(values, asFault: asFault)
+        } else if _changeLog.refreshesRefetchedObjects {
+            _refreshFromRefetch(object, values: values, version: version)
         }
         return object
     }
@@ -414,14 +427,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard object._contextLink === _link, !object._isInserted else { return }
         if flag {
             guard !object._isFault, let node = try? _newValues(for: object.objectID) else { return }
-            var values = node.slotValues
-            for slot in object._changedSlots { values[slot] = object._values[slot] }
-            object._values = values
-            object._snapshot = node.slotValues
-            object._dropFetchedPropertyValues()
-            object._version = Int64(node.version)
-            object.awake(fromSnapshotEvents: .refresh)
-            _noteRefreshed(object)
+            _applyRefreshedValues(to: object, values: node.slotValues, version: Int64(node.version))
             return
         }
         changed.remove(object)
@@ -559,6 +565,11 @@ package final class ContextLink: @unchecked Sendable {
     /// Whether the context is alive; its `deinit` clears it (and `changed`), so an object that
     /// outlives its context records nothing here.
     @exclusivity(unchecked) package private(set) var isAttached = false
+    /// The context's `stalenessInterval`, here so a fault reads it without loading the context.
+    @exclusivity(unchecked) package var stalenessInterval: TimeInterval = -1
+    /// When each fault's cached row was read, while `stalenessInterval` is not negative
+    /// (`NSManagedObjectContext+Refreshing.swift`).
+    @exclusivity(unchecked) package var rowTimes: [ObjectTableKey: TimeInterval] = [:]
 
     init(registry: ObjectRegistry) { self.registry = registry }
 

@@ -27,6 +27,9 @@ package struct ObjectTable {
     /// holes outnumber the objects).
     private var entries: ContiguousArray<NSManagedObject?> = []
     package private(set) var count = 0
+    /// Counts insertions and removals, so that a save can tell its tables did not change since
+    /// ObjectsDidChange reported them (and post the same sets in its did-save).
+    package private(set) var mutations: UInt = 0
 
     package init(_ kind: Kind) { self.kind = kind }
 
@@ -49,6 +52,7 @@ package struct ObjectTable {
         object._setTablePosition(kind, Int32(entries.count))
         entries.append(object)
         count += 1
+        mutations &+= 1
     }
 
     /// Removes `object`, if it is in the table.
@@ -56,6 +60,7 @@ package struct ObjectTable {
         guard contains(object) else { return }
         entries[Int(object._tablePosition(kind))] = nil
         count -= 1
+        mutations &+= 1
         if count == 0 {
             entries.removeAll(keepingCapacity: true)
         } else if entries.count > 16, count < entries.count / 2 {
@@ -81,6 +86,7 @@ package struct ObjectTable {
     package mutating func removeAll() {
         entries.removeAll()
         count = 0
+        mutations &+= 1
     }
 
     package struct Values: Sequence {

@@ -168,7 +168,10 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         get { _settings.relationshipKeyPathsForPrefetching }
         set { _settings.relationshipKeyPathsForPrefetching = newValue }
     }
-    /// Whether to lock fetched rows against concurrent changes (no effect on Linux stores).
+    /// Whether objects the context already holds take the values just fetched (their unsaved changes
+    /// kept on top) instead of keeping their values in memory (default `false`).
+    ///
+    /// Related Core Data documentation: [shouldRefreshRefetchedObjects](https://developer.apple.com/documentation/coredata/nsfetchrequest/shouldrefreshrefetchedobjects)
     open var shouldRefreshRefetchedObjects: Bool {
         get { _settings.shouldRefreshRefetchedObjects }
         set { _settings.shouldRefreshRefetchedObjects = newValue }

@@ -155,6 +155,49 @@ struct ObjectsDidChangeTests {
         #expect(order.withLock { $0 }.isEmpty)
     }
 
+    /// The did-save lists every object saved, also when earlier events reported some of them (its
+    /// sets are then not the save's ObjectsDidChange's) and when willSave changed more.
+    @Test func theDidSaveListsEveryObjectSavedWhateverWasReportedBefore() throws {
+        let (store, context, department, employee) = try savedGraph()
+        _ = store
+        let didSave = NotificationRecorder(.NSManagedObjectContextDidSave, object: context)
+        let changes = NotificationRecorder(.NSManagedObjectContextObjectsDidChange, object: context)
+        let first = insertObject("Department", ["name": "1"], into: context)
+        department.setValue(20.0, forKey: "budget")
+        context.processPendingChanges()  // reported now
+        let second = insertObject("Department", ["name": "2"], into: context)
+        employee.setValue("F", forKey: "name")
+        try context.save()
+        #expect(changes.count == 2)
+        #expect(changes.last?.objects(NSInsertedObjectsKey) == [second])
+        #expect(changes.last?.objects(NSUpdatedObjectsKey) == [employee])
+        let note = try #require(didSave.last)
+        #expect(note.objects(NSInsertedObjectsKey) == [first, second])
+        #expect(note.objects(NSUpdatedObjectsKey) == [department, employee])
+        #expect(note.objects(NSDeletedObjectsKey).isEmpty)
+    }
+
+    @Test func aSavePostsDidSaveObjectIDsWhenAskedFor() throws {
+        let (store, context, department, employee) = try savedGraph()
+        _ = store
+        let ids = NotificationRecorder(.NSManagedObjectContextDidSaveObjectIDs, object: context)
+        department.setValue(12.0, forKey: "budget")
+        try context.save()
+        #expect(ids.count == 0, "off by default on Linux (see linux-differences.md)")
+        NSManagedObjectContext.postsDidSaveObjectIDsNotification = true
+        defer { NSManagedObjectContext.postsDidSaveObjectIDsNotification = false }
+        let inserted = insertObject("Department", ["name": "I"], into: context)
+        department.setValue(13.0, forKey: "budget")
+        context.delete(employee)
+        try context.save()
+        let info = try #require(ids.last?.userInfo)
+        #expect(info[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID> == [inserted.objectID])
+        #expect(info[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID> == [department.objectID])
+        #expect(info[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID> == [employee.objectID])
+        #expect(!inserted.objectID.isTemporaryID)
+        #expect(NSManagedObjectContext.didSaveObjectIDsNotification == .NSManagedObjectContextDidSaveObjectIDs)
+    }
+
     @Test func aPerformBlockEndsTheEventOnTheContextsQueue() throws {
         let (store, context, _, _) = try savedGraph()
         _ = store

@@ -1,0 +1,243 @@
+import Foundation
+import Synchronization
+
+/// Merging another context's saved changes: `mergeChanges(fromContextDidSave:)`, the class method
+/// `mergeChanges(fromRemoteContextSave:into:)`, and `automaticallyMergesChangesFromParent` for
+/// contexts whose parent is their coordinator (siblings).
+///
+/// Every form comes down to ``NSManagedObjectContext/_mergeChanges(_:)`` with the object IDs saved,
+/// run on the receiving context's queue:
+/// - inserted: registered as faults (Apple: "faults in any newly-inserted objects"), reported in
+///   ObjectsDidChange under `NSInsertedObjectsKey`;
+/// - updated: only objects the receiver has registered. Unchanged ones turn into faults that load
+///   again in batches on next access; ones with unsaved changes are refreshed keeping those changes
+///   (`refresh(_:mergeChanges: true)`). Both are reported under `NSRefreshedObjectsKey`;
+/// - deleted: registered objects leave the context as after a save of their deletion (their
+///   unsaved changes dropped), reported under `NSDeletedObjectsKey`.
+/// Objects the receiver has not registered are not faulted in, inserted ones aside. Then the
+/// receiver posts ObjectsDidChange and `didMergeChangesObjectIDsNotification`.
+extension NSManagedObjectContext {
+    /// Object IDs saved by another context, to merge (``_mergeChanges(_:)``).
+    package struct MergedChanges: Sendable {
+        package var inserted: [NSManagedObjectID] = []
+        package var updated: [NSManagedObjectID] = []
+        package var deleted: [NSManagedObjectID] = []
+        /// IDs whose objects are invalidated (turned into faults and reported under
+        /// `NSInvalidatedObjectsKey`).
+        package var invalidated: [NSManagedObjectID] = []
+
+        package init(inserted: [NSManagedObjectID] = [], updated: [NSManagedObjectID] = [],
+                     deleted: [NSManagedObjectID] = [], invalidated: [NSManagedObjectID] = []) {
+            self.inserted = inserted
+            self.updated = updated
+            self.deleted = deleted
+            self.invalidated = invalidated
+        }
+
+        package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && invalidated.isEmpty }
+
+        /// The IDs of a did-save notification's user info (objects, or object IDs, or URIs resolved
+        /// through `coordinator`), under the object keys and the object-ID keys.
+        package init(userInfo: [AnyHashable: Any], coordinator: NSPersistentStoreCoordinator?) {
+            func ids(_ keys: String...) -> [NSManagedObjectID] {
+                var result: [NSManagedObjectID] = []
+                for key in keys { result += Self.objectIDs(in: userInfo[key], coordinator: coordinator) }
+                return result
+            }
+            inserted = ids(NSInsertedObjectsKey, NSInsertedObjectIDsKey)
+            updated = ids(NSUpdatedObjectsKey, NSUpdatedObjectIDsKey, NSRefreshedObjectsKey, NSRefreshedObjectIDsKey)
+            deleted = ids(NSDeletedObjectsKey, NSDeletedObjectIDsKey)
+            invalidated = ids(NSInvalidatedObjectsKey, NSInvalidatedObjectIDsKey)
+        }
+
+        /// The object IDs in a user-info value: a set or array of objects, IDs or URIs; anything
+        /// else (and URIs no store of `coordinator` knows) is skipped.
+        static func objectIDs(in value: Any?, coordinator: NSPersistentStoreCoordinator?) -> [NSManagedObjectID] {
+            let elements: [Any]
+            switch value {
+            case nil: return []
+            case let set as Set<NSManagedObject>: return set.map(\.objectID)
+            case let set as Set<NSManagedObjectID>: return Array(set)
+            case let array as [NSManagedObject]: return array.map(\.objectID)
+            case let array as [NSManagedObjectID]: return array
+            case let set as NSSet: elements = set.allObjects
+            case let array as NSArray: elements = array.map { $0 }
+            case let set as Set<AnyHashable>: elements = set.map(\.base)
+            case let array as [Any]: elements = array
+            default: return []
+            }
+            return elements.compactMap { element in
+                switch element {
+                case let object as NSManagedObject: return object.objectID
+                case let id as NSManagedObjectID: return id
+                case let url as URL: return coordinator?.managedObjectID(forURIRepresentation: url)
+                case let url as NSURL: return coordinator?.managedObjectID(forURIRepresentation: url as URL)
+                case let string as String: return URL(string: string).flatMap { coordinator?.managedObjectID(forURIRepresentation: $0) }
+                default: return nil
+                }
+            }
+        }
+    }
+
+    /// Merges the changes of another context's did-save notification into this context.
+    ///
+    /// Inserted objects are registered as faults, registered objects that were updated are
+    /// refreshed (keeping this context's unsaved changes to them), and registered objects that were
+    /// deleted leave the context; then ObjectsDidChange reports them (inserted, refreshed, deleted)
+    /// and `didMergeChangesObjectIDsNotification` is posted. Objects this context has not
+    /// registered are not faulted in, inserted ones aside. The user info may also hold object IDs
+    /// (`NSInsertedObjectIDsKey` and its siblings).
+    ///
+    /// ```swift
+    /// NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: background, queue: nil) { note in
+    ///     viewContext.perform { viewContext.mergeChanges(fromContextDidSave: note) }
+    /// }
+    /// ```
+    ///
+    /// Related Core Data documentation: [mergeChanges(fromContextDidSave:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/mergechanges(fromcontextdidsave:))
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        guard let userInfo = notification.userInfo else { return }
+        let changes = MergedChanges(userInfo: userInfo, coordinator: persistentStoreCoordinator)
+        performAndWait { _mergeChanges(changes) }
+    }
+
+    /// Merges changes saved elsewhere (another coordinator, another process, a batch request) into
+    /// each of `contexts`, on each context's queue: `changeNotificationData` holds sets or arrays of
+    /// object IDs or their URIs under `NSInsertedObjectsKey`, `NSUpdatedObjectsKey` and
+    /// `NSDeletedObjectsKey` (or the object-ID keys, `NSInsertedObjectIDsKey` and its siblings).
+    ///
+    /// Related Core Data documentation: [mergeChanges(fromRemoteContextSave:into:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/mergechanges(fromremotecontextsave:into:))
+    public class func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [NSManagedObjectContext]) {
+        for context in contexts {
+            let changes = MergedChanges(userInfo: changeNotificationData, coordinator: context.persistentStoreCoordinator)
+            context.performAndWait { context._mergeChanges(changes) }
+        }
+    }
+
+    /// Merges saved changes into this context (see the extension's documentation); call it on the
+    /// context's queue. The entry point of every merge, automatic merging from a parent context
+    /// included.
+    package func _mergeChanges(_ changes: MergedChanges) {
+        guard !changes.isEmpty else { return }
+        // The IDs merged, for didMergeChangesObjectIDsNotification.
+        var insertedIDs: [NSManagedObjectID] = []
+        var refreshedIDs: [NSManagedObjectID] = []
+        var deletedIDs: [NSManagedObjectID] = []
+        var invalidatedIDs: [NSManagedObjectID] = []
+
+        for id in changes.deleted {
+            guard let object = registry.object(for: id) else { continue }
+            _forgetMergedDeletion(object)
+            _changeLog.mergedDeleted.append(object)
+            deletedIDs.append(id)
+        }
+        var faultsByEntity: [ObjectIdentifier: (NSEntityDescription, [NSManagedObject])] = [:]
+        for id in changes.updated {
+            guard let object = registry.object(for: id), !object._isInserted else { continue }
+            if object.hasChanges {
+                refresh(object, mergeChanges: true)
+            } else if !object._isFault {
+                refresh(object, mergeChanges: false)  // loads again on next access, in batches
+                let entity = object.entity
+                faultsByEntity[ObjectIdentifier(entity), default: (entity, [])].1.append(object)
+            } else {
+                _noteRefreshed(object)
+            }
+            refreshedIDs.append(id)
+        }
+        for (entity, faults) in faultsByEntity.values { _batchFaults(faults, entity: entity) }
+        // A temporary ID names an object only a parent context holds: a child finds it through
+        // its parent; a context on the coordinator could not.
+        for id in changes.inserted where !id.isTemporaryID || _parentContext != nil {
+            if registry.object(for: id) != nil { continue }
+            _changeLog.mergedInserted.append(object(with: id))
+            insertedIDs.append(id)
+        }
+        for id in changes.invalidated {
+            guard let object = registry.object(for: id), !object._isInserted else { continue }
+            changed.remove(object)
+            object._turnIntoFault()
+            _changeLog.invalidated.append(object)
+            invalidatedIDs.append(id)
+        }
+        processPendingChanges()
+        var info: [AnyHashable: Any] = [:]
+        if !insertedIDs.isEmpty { info[NSInsertedObjectIDsKey] = Set(insertedIDs) }
+        if !refreshedIDs.isEmpty { info[NSUpdatedObjectIDsKey] = Set(refreshedIDs) }
+        if !deletedIDs.isEmpty { info[NSDeletedObjectIDsKey] = Set(deletedIDs) }
+        if !invalidatedIDs.isEmpty { info[NSInvalidatedObjectIDsKey] = Set(invalidatedIDs) }
+        guard !info.isEmpty else { return }
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidMergeChangesObjectIDs, object: self, userInfo: info)
+    }
+
+    /// A registered object whose row another context deleted: it leaves this context as after a
+    /// save of its deletion here (unsaved changes dropped, turned into a fault).
+    private func _forgetMergedDeletion(_ object: NSManagedObject) {
+        inserted.remove(object)
+        changed.remove(object)
+        deleted.remove(object)
+        object._isInserted = false
+        object._isDeleted = false
+        registry.remove(object)
+        object._turnIntoFault()
+        object._context = nil
+    }
+
+    /// Schedules ``_mergeChanges(_:)`` on this context's queue (for a main-queue context, the main
+    /// queue): how automatic merging delivers a save. For the lead's wiring of a context parent too.
+    package func _mergeChangesAutomatically(_ changes: MergedChanges) {
+        guard !changes.isEmpty else { return }
+        perform { [self] in _mergeChanges(changes) }
+    }
+}
+
+// MARK: Automatic merging from the parent (the coordinator or a context)
+
+/// The contexts with `automaticallyMergesChangesFromParent` on, held weakly, so that a save finds
+/// the siblings to deliver its changes to. A save looks here only while the list is not empty.
+package enum AutomaticMerging {
+    private struct Entry {
+        weak var context: NSManagedObjectContext?
+    }
+
+    private static let entries = Locked<[Entry]>([])
+    /// Whether any context was ever registered, read without the lock (a save that misses a context
+    /// turned on at that very moment delivers to it from the next save on): a save in a program
+    /// that never merges automatically takes no lock for this.
+    private static let anyRegistered = Atomic<Bool>(false)
+
+    /// Called when a context's `automaticallyMergesChangesFromParent` is set.
+    package static func update(_ context: NSManagedObjectContext, merges: Bool) {
+        entries.withLock { entries in
+            entries.removeAll { $0.context == nil || $0.context === context }
+            if merges { entries.append(Entry(context: context)) }
+            if merges { anyRegistered.store(true, ordering: .releasing) }
+        }
+    }
+
+    /// The contexts on `coordinator`, other than `saver`, that merge automatically and share
+    /// `saver`'s parent: the coordinator (no parent context), or the same parent context, into
+    /// which `saver`'s save went.
+    package static func siblings(of saver: NSManagedObjectContext, on coordinator: NSPersistentStoreCoordinator) -> [NSManagedObjectContext] {
+        guard anyRegistered.load(ordering: .acquiring) else { return [] }
+        return entries.withLock { entries in
+            entries.compactMap(\.context).filter { context in
+                context !== saver && context.persistentStoreCoordinator === coordinator
+                    && context._parentContext === saver._parentContext
+            }
+        }
+    }
+}
+
+extension NSManagedObjectContext {
+    /// After a save (to the stores, or into the parent context): schedules the merge of its changes
+    /// into every sibling that merges automatically (see ``AutomaticMerging/siblings(of:on:)``).
+    /// The IDs are made here, on the saving context's queue, only when there is such a sibling.
+    package func _deliverToAutomaticMergers(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
+        guard let coordinator = persistentStoreCoordinator else { return }
+        let receivers = AutomaticMerging.siblings(of: self, on: coordinator)
+        guard !receivers.isEmpty else { return }
+        let changes = MergedChanges(inserted: inserted.map(\.objectID), updated: updated.map(\.objectID), deleted: deleted.map(\.objectID))
+        for receiver in receivers { receiver._mergeChangesAutomatically(changes) }
+    }
+}

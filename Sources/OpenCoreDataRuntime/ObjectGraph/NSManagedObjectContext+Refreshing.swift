@@ -1,0 +1,65 @@
+import Foundation
+
+/// Freshness: how old the cached rows a fault fires from may be (`stalenessInterval`), and fetches
+/// that update objects already in memory (`shouldRefreshRefetchedObjects`).
+///
+/// The cached rows are the rows a fetch hands to the faults it returns: such a fault fires from
+/// its row later without asking the store. With a `stalenessInterval` of zero or more, a fetch
+/// notes when each of its faults' rows was read (in the context's link, ``ContextLink/rowTimes``),
+/// and a fault whose row is older than the interval (or whose time is unknown) reads the store
+/// instead. With the default (negative: no limit) nothing is noted and nothing is checked but
+/// the interval itself.
+extension NSManagedObjectContext {
+    /// After a fetch: notes when the rows of the faults it returned were read, if cached rows can
+    /// go stale (`stalenessInterval` zero or more).
+    package func _noteRowTimes(of objects: [NSManagedObject]) {
+        guard _link.stalenessInterval >= 0 else { return }
+        let now = Date.timeIntervalSinceReferenceDate
+        if _link.rowTimes.count > 4 * max(objects.count, 1024) { _link.rowTimes.removeAll() }  // stale keys of freed objects
+        for object in objects where object._isFault && object._hasSnapshot {
+            _link.rowTimes[ObjectTableKey(id: ObjectIdentifier(object))] = now
+        }
+    }
+
+    /// A fetch with `shouldRefreshRefetchedObjects`: an object already in memory takes the row just
+    /// read, keeping its unsaved changes on top, as ``refresh(_:mergeChanges:)`` with `true`.
+    package func _refreshFromRefetch(_ object: NSManagedObject, values: RowValues, version: Int64) {
+        guard !object._isInserted, !object._isDeleted else { return }
+        _applyRefreshedValues(to: object, values: values, version: version)
+    }
+
+    /// Gives a loaded object the store's current `values`, its unsaved changes re-applied on top.
+    package func _applyRefreshedValues(to object: NSManagedObject, values: RowValues, version: Int64) {
+        var merged = values
+        for slot in object._changedSlots { merged[slot] = object._values[slot] }
+        object._values = merged
+        object._snapshot = values
+        object._dropFetchedPropertyValues()
+        object._version = version
+        object.awake(fromSnapshotEvents: .refresh)
+        _noteRefreshed(object)
+    }
+}
+
+extension NSManagedObject {
+    /// Whether this fault's cached row may be used: always while its context sets no staleness
+    /// limit; otherwise when the row was read within `stalenessInterval`. A stale row is dropped, so
+    /// the fault reads the store.
+    @inline(__always)
+    package final func _cachedRowIsFresh() -> Bool {
+        guard let link = _contextLink, link.stalenessInterval >= 0 else { return true }
+        return _checkCachedRowAge(link)
+    }
+
+    @inline(never)
+    private final func _checkCachedRowAge(_ link: ContextLink) -> Bool {
+        let key = ObjectTableKey(id: ObjectIdentifier(self))
+        if let read = link.rowTimes.removeValue(forKey: key),
+           Date.timeIntervalSinceReferenceDate - read <= link.stalenessInterval
+        {
+            return true
+        }
+        _snapshot = nil
+        return false
+    }
+}
