@@ -224,8 +224,9 @@ extension NSManagedObjectContext {
     ///
     /// Inserted: objects inserted since, not deleted again (an object inserted and deleted within
     /// one event is in neither set). Deleted: objects deleted since, and objects reported inserted
-    /// earlier that were deleted before being saved. Updated: registered objects that are neither
-    /// inserted nor deleted whose values changed since they were last reported. Refreshed: objects
+    /// earlier that were deleted before being saved. Updated: registered objects that are not
+    /// deleted whose values changed since they were last reported (new objects after the event that
+    /// reported them inserted). Refreshed: objects
     /// refreshed or merged in since, that are not in another set.
     package func _endChangeEvent() {
         if inserted.isEmpty && deleted.isEmpty && changed.isEmpty && _changeLog.isEmpty { return }
@@ -241,7 +242,18 @@ extension NSManagedObjectContext {
         var updatedSet = Set<NSManagedObject>(minimumCapacity: reportsEverything ? changed.count * 2 : 0)
 
         let checksInserted = !log.reportedInserted.isEmpty
-        for object in inserted.values where !checksInserted || !log.wasReportedInserted(object) {
+        let checksUpdates = !log.reportedUpdates.isEmpty
+        for object in inserted.values {
+            if checksInserted && log.wasReportedInserted(object) {
+                // Reported inserted in an earlier event and changed since: updated, as on Apple
+                // (an editor's changes to a new, unsaved object reach a fetched results controller).
+                if checksUpdates, let count = log.reportedUpdates[ObjectTableKey(id: ObjectIdentifier(object))],
+                    count != object._notifiedChangeCount
+                {
+                    updatedSet.insert(object)
+                }
+                continue
+            }
             insertedSet.insert(object)
         }
         let checksDeleted = !log.reportedDeleted.isEmpty
@@ -262,7 +274,6 @@ extension NSManagedObjectContext {
         for object in log.mergedInserted where object._contextLink === _link && !object._isDeleted { insertedSet.insert(object) }
         for object in log.mergedDeleted { deletedSet.insert(object) }
 
-        let checksUpdates = !log.reportedUpdates.isEmpty
         let checksSaveUpdates = !log.reportedUpdatedDuringSave.isEmpty
         for object in changed.values where object.isUpdated {
             if checksUpdates, log.reportedUpdates[ObjectTableKey(id: ObjectIdentifier(object))] == object._notifiedChangeCount { continue }
@@ -288,6 +299,11 @@ extension NSManagedObjectContext {
             ObjectChangeLog.keep(updatedSet, in: &log.reportedUpdatedDuringSave)
         } else {
             for object in updatedSet { log.reportedUpdates[ObjectTableKey(id: ObjectIdentifier(object))] = object._notifiedChangeCount }
+            // New objects too, so a later change reports them updated. Not during a save, which
+            // reports its new objects once and forgets them (no table for a large import's objects).
+            for object in insertedSet where object._isInserted {
+                log.reportedUpdates[ObjectTableKey(id: ObjectIdentifier(object))] = object._notifiedChangeCount
+            }
         }
         log.isSaving = _changeLog.isSaving
         _changeLog = log

@@ -237,6 +237,14 @@ extension Decimal: ManagedNumericValue {
 
 /// Lets generic code see through `Optional<Wrapped>` held in an `Any`.
 package protocol _OptionalValue { var _wrapped: Any? { get } }
+
+extension ValueConversion {
+    /// Whether `type` is an `Optional` (a conformance lookup; reading the metadata's kind word
+    /// instead saved under 2% of any benchmark case, see docs/runtime-internals.md, "Removed").
+    package static func isOptionalType(_ type: any Any.Type) -> Bool {
+        type is any _OptionalValue.Type
+    }
+}
 extension Optional: _OptionalValue {
     package var _wrapped: Any? {
         switch self {

@@ -276,10 +276,8 @@ struct FetchedResultsControllerTests {
         #expect(recorder.events.isEmpty)
     }
 
-    /// Apple reports a change to an inserted, unsaved object made in a later event under
-    /// `NSUpdatedObjectsKey`; the context's ObjectsDidChange does not report it yet (helper 1's
-    /// `_endChangeEvent()` reports updates of `changed` objects only, and inserted objects are not
-    /// in that table), so the controller cannot see it.
+    /// A change to an inserted, unsaved object made in a later event comes in ObjectsDidChange under
+    /// `NSUpdatedObjectsKey`, as Apple reports it, so the controller moves the object.
     @Test func aChangeToAnUnsavedObjectInALaterEventIsReported() throws {
         var (company, controller, recorder) = try fixture()
         company.context.processPendingChanges()  // the fixture's objects are reported inserted
@@ -288,10 +286,8 @@ struct FetchedResultsControllerTests {
         recorder.reset()
         ada.setValue(Int32(45), forKey: "age")  // passes Bob
         company.context.processPendingChanges()
-        withKnownIssue("ObjectsDidChange does not report updates of inserted objects") {
-            #expect(recorder.objectChanges.map(\.type) == [.move])
-            #expect(controller.indexPath(forObject: ada) == IndexPath(row: 2, section: 0))
-        }
+        #expect(recorder.objectChanges.map(\.type) == [.move])
+        #expect(controller.indexPath(forObject: ada) == IndexPath(row: 2, section: 0))
     }
 
     @Test func anUndoneInsertLeavesTheController() throws {
@@ -321,9 +317,9 @@ struct FetchedResultsControllerTests {
     }
 
     /// The same, end to end: the context posts its ObjectsDidChange, here from the save that ends
-    /// each batch (delete rules run, so departments change too). Each batch saves because the
-    /// context does not yet report changes to inserted objects made in a later event (see
-    /// `aChangeToAnUnsavedObjectInALaterEventIsReported`).
+    /// each batch (delete rules run, so departments change too). Each batch saves: batches that
+    /// end with `processPendingChanges()` instead, leaving new objects unsaved across events, gave
+    /// the recorder repeated updates within one batch (not yet worked through).
     @Test(arguments: [(true, 5), (false, 6), (true, 7)])
     func randomBatchesPostedByTheContextAgreeWithARecomputedModel(sectioned: Bool, seed: UInt64) throws {
         try randomBatches(sectioned: sectioned, seed: seed, contextPosts: true)
@@ -351,7 +347,7 @@ struct FetchedResultsControllerTests {
             recorder.reset()
             var inserted: [NSManagedObject] = [], updated: [NSManagedObject] = [], deleted: [NSManagedObject] = []
             for _ in 0..<(1 + random.next(below: 6)) {
-                let live = company.employees.filter { !$0.isDeleted }
+                let live = company.employees.filter { !$0.isDeleted && $0.managedObjectContext != nil }
                 let target = live.isEmpty ? nil : live[random.next(below: live.count)]
                 switch random.next(below: 6) {
                 case 0:

@@ -54,6 +54,13 @@ final class FetchedResultsRecorder: NSFetchedResultsControllerDelegate {
         events.append("did")
     }
 
+    /// The recorded changes, for a failure's message.
+    func describe() -> String {
+        let objects = objectChanges.map { "\($0.type.rawValue) \($0.object.value(forKey: "name") ?? "?") \($0.indexPath.map { "\($0)" } ?? "-") -> \($0.newIndexPath.map { "\($0)" } ?? "-")" }
+        let sections = sectionChanges.map { "section \($0.type.rawValue) \($0.name) \($0.index)" }
+        return (objects + sections).joined(separator: "; ")
+    }
+
     /// The sections after applying the recorded changes to `old` as UIKit's batch updates do: deletes
     /// and moves' origins at old paths (last first), section deletes, section inserts, then inserts
     /// and moves' destinations at new paths (first first). Updates must name the object at both paths.
@@ -61,7 +68,13 @@ final class FetchedResultsRecorder: NSFetchedResultsControllerDelegate {
         var sections = old
         let removals = objectChanges.filter { $0.type == .delete || $0.type == .move }
             .map { $0.indexPath! }.sorted { ($0[0], $0[1]) > ($1[0], $1[1]) }
-        for path in removals { sections[path[0]].objects.remove(at: path[1]) }
+        for path in removals {
+            guard sections.indices.contains(path[0]), sections[path[0]].objects.indices.contains(path[1]) else {
+                Issue.record("a removal at \(path) outside the old sections \(sections.map(\.objects.count)): \(describe())")
+                return sections
+            }
+            sections[path[0]].objects.remove(at: path[1])
+        }
         for change in sectionChanges.filter({ $0.type == .delete }).sorted(by: { $0.index > $1.index }) {
             #expect(sections[change.index].objects.isEmpty, "a deleted section's objects were deleted or moved out")
             #expect(sections[change.index].name == change.name)
@@ -74,9 +87,20 @@ final class FetchedResultsRecorder: NSFetchedResultsControllerDelegate {
             .sorted { ($0.newIndexPath![0], $0.newIndexPath![1]) < ($1.newIndexPath![0], $1.newIndexPath![1]) }
         for change in insertions {
             let path = change.newIndexPath!
+            guard sections.indices.contains(path[0]), path[1] <= sections[path[0]].objects.count else {
+                Issue.record("an insertion at \(path) outside the sections \(sections.map(\.objects.count)): \(describe())")
+                return sections
+            }
             sections[path[0]].objects.insert(change.object, at: path[1])
         }
         for change in objectChanges where change.type == .update {
+            guard old.indices.contains(change.indexPath![0]), old[change.indexPath![0]].objects.indices.contains(change.indexPath![1]),
+                sections.indices.contains(change.newIndexPath![0]),
+                sections[change.newIndexPath![0]].objects.indices.contains(change.newIndexPath![1])
+            else {
+                Issue.record("an update at \(change.indexPath!) -> \(change.newIndexPath!) outside the sections: \(describe())")
+                continue
+            }
             #expect(old[change.indexPath![0]].objects[change.indexPath![1]] === change.object, "an update's old path")
             #expect(sections[change.newIndexPath![0]].objects[change.newIndexPath![1]] === change.object, "an update's new path")
         }

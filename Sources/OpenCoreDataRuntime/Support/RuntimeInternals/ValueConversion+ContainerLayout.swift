@@ -187,17 +187,6 @@ extension ValueConversion {
         #endif
     }
 
-    /// Whether `type` is an `Optional`: its metadata's first word is the kind, and Swift's stable
-    /// ABI gives `Optional` the kind 0x202 (`MetadataKind::Optional`) on every platform. The
-    /// protocol cast of the portable version costs hundreds of instructions (a conformance lookup).
-    @inline(__always)
-    package static func isOptionalType(_ type: any Any.Type) -> Bool {
-        #if OCD_PORTABLE_RUNTIME
-        type is any _OptionalValue.Type
-        #else
-        metadata(of: type).load(as: UInt.self) == 0x202
-        #endif
-    }
 
     #if !OCD_PORTABLE_RUNTIME
     /// ``exactly(_:as:)`` for the `Any` (or `Any?`) container at `container`, read in place.
