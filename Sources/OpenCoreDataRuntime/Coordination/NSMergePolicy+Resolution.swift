@@ -154,9 +154,11 @@ extension NSMergePolicy {
 
     static func _lockingError(_ list: [NSMergeConflict]) -> OpenCoreDataError {
         let object = list.first?.sourceObject
+        // 133020, as Apple's error policy reports it ("Could not merge changes."), with the
+        // conflicts under `conflictList`; the stores' own 134050 stays inside the save.
         var error = OpenCoreDataError(
-            .persistentStoreSaveConflicts,
-            "optimistic locking failure: \(list.count) object\(list.count == 1 ? " was" : "s were") changed or deleted in the store since \(list.count == 1 ? "it was" : "they were") read",
+            .managedObjectMerge,
+            "could not merge changes: optimistic locking failure: \(list.count) object\(list.count == 1 ? " was" : "s were") changed or deleted in the store since \(list.count == 1 ? "it was" : "they were") read",
             entityName: object?.entity.name, objectID: object?.objectID, url: object?.objectID.persistentStore?.url)
         error.conflictList = list
         return error

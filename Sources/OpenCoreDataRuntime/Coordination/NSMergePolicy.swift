@@ -76,7 +76,7 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
 
     /// Resolves optimistic-locking conflicts: rows changed in the store since the context read them.
     ///
-    /// By type: the error policy throws `persistentStoreSaveConflicts` (134050) with the conflicts
+    /// By type: the error policy throws `managedObjectMerge` (133020, as Apple's does) with the conflicts
     /// under `conflictList`; store trump takes the store's value for every property the store
     /// changed; object trump keeps the object's value for every property it changed and takes the
     /// store's for the others; overwrite keeps all the object's values; rollback drops the object's

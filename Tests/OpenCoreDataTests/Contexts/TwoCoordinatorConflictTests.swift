@@ -50,8 +50,8 @@ struct TwoCoordinatorConflictTests {
             return
         }
         let error = failure as NSError
-        // Today's code (Apple's error for this case is discussed in the report: 133020 or 134050).
-        #expect(error.code == NSPersistentStoreSaveConflictsError)
+        // 133020, as Apple's error policy reports an optimistic locking failure ("Could not merge changes.").
+        #expect(error.code == NSManagedObjectMergeError)
         let conflict = try #require((error.userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [Any])?.first as? NSMergeConflict)
         #expect(conflict.sourceObject === a)
         #expect(conflict.oldVersionNumber == 1)

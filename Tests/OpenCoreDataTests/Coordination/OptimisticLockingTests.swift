@@ -60,15 +60,15 @@ struct OptimisticLockingTests {
         return (rows.first?.value(forKey: "name") as? String, rows.first?.value(forKey: "budget") as? Double)
     }
 
-    /// The error policy throws `persistentStoreSaveConflicts` (134050) with one `NSMergeConflict`
+    /// The error policy throws `managedObjectMerge` (133020, as on Apple) with one `NSMergeConflict`
     /// under "conflictList" (Apple's `NSPersistentStoreSaveConflictsErrorKey`); B's row stays.
     @Test(arguments: storeTypes)
     func errorPolicyThrowsWithTheMergeConflict(storeType: String) throws {
         let (store, a, context, result) = try conflictingSave(storeType, policy: .error)
         #expect(throws: OpenCoreDataError.self) { try result.get() }
         guard case .failure(let failure) = result, let error = failure as? OpenCoreDataError else { return }
-        #expect(error.code == .persistentStoreSaveConflicts)
-        #expect((error as NSError).code == NSPersistentStoreSaveConflictsError)
+        #expect(error.code == .managedObjectMerge)
+        #expect((error as NSError).code == NSManagedObjectMergeError)
         let list = (error as NSError).userInfo[NSPersistentStoreSaveConflictsErrorKey] as? [Any] ?? []
         let conflict = try #require(list.first as? NSMergeConflict)
         #expect(list.count == 1)
@@ -181,7 +181,7 @@ struct OptimisticLockingTests {
         try contextB.save()
         contextA.delete(a)
         let error = try #require(throws: OpenCoreDataError.self) { try contextA.save() }
-        #expect(error.code == .persistentStoreSaveConflicts)
+        #expect(error.code == .managedObjectMerge)
         #expect((error.conflictList.first as? NSMergeConflict)?.sourceObject === a)
         #expect(try store.newContext().count(for: request) == 1)
         contextA.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
@@ -209,12 +209,12 @@ struct OptimisticLockingTests {
         b.setValue(Int16(2), forKey: "int16")
         try contextB.save()
         let error = try #require(throws: OpenCoreDataError.self) { try contextA.save() }
-        #expect(error.code == .persistentStoreSaveConflicts)
+        #expect(error.code == .managedObjectMerge)
         #expect(try store.newContext().count(for: request) == 1)
     }
 
     /// An update over a row another context deleted is not resolved (there is no row to merge
-    /// with): the save throws 134050 with a conflict whose `newVersionNumber` is 0.
+    /// with): the save throws 133020 with a conflict whose `newVersionNumber` is 0.
     @Test(arguments: storeTypes)
     func updateOverADeletedRowStaysAConflict(storeType: String) throws {
         let store = try TestStore(storeType)
@@ -231,7 +231,7 @@ struct OptimisticLockingTests {
         try contextB.save()
         a.setValue("A", forKey: "name")
         let error = try #require(throws: OpenCoreDataError.self) { try contextA.save() }
-        #expect(error.code == .persistentStoreSaveConflicts)
+        #expect(error.code == .managedObjectMerge)
         let conflict = try #require(error.conflictList.first as? NSMergeConflict)
         #expect(conflict.newVersionNumber == 0)
         #expect(conflict.persistedSnapshot == nil)

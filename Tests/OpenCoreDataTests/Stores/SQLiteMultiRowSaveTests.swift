@@ -183,7 +183,7 @@ struct SQLiteMultiRowSaveTests {
             for item in items { item.setValue(Int32(1), forKey: "value") }
             return try #require(throws: OpenCoreDataError.self) { try context.save() }
         }
-        #expect(error.code == .persistentStoreSaveConflicts)
+        #expect(error.code == .managedObjectMerge)
         #expect(error.objectID == items[30].objectID)
         #expect(statements().contains { $0.contains("FROM (VALUES") }, "the multi-row UPDATE ran first")
         #expect(transactions(statements()) == 2, "then the save again, a row a statement")
@@ -284,7 +284,7 @@ struct SQLiteMultiRowSaveTests {
             for item in items { context.delete(item) }
             return try #require(throws: OpenCoreDataError.self) { try context.save() }
         }
-        #expect(error.code == .persistentStoreSaveConflicts)
+        #expect(error.code == .managedObjectMerge)
         #expect(error.objectID == items[30].objectID)
         #expect(statements().contains { $0.hasPrefix("DELETE FROM ZITEM") && rows($0) == 64 })
         #expect(transactions(statements()) == 2, "then the save again, a row a statement")

@@ -293,8 +293,8 @@ struct SQLiteStoreTests {
         try first.save()
         b.setValue("Second", forKey: "name")
         let error = try #require(throws: OpenCoreDataError.self) { try second.save() }
-        #expect(error.code == .persistentStoreSaveConflicts)
-        #expect((error as NSError).code == NSPersistentStoreSaveConflictsError)
+        #expect(error.code == .managedObjectMerge)
+        #expect((error as NSError).code == NSManagedObjectMergeError)
         let check = try store.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Department"))
         #expect(check.first?.value(forKey: "name") as? String == "First")
     }
