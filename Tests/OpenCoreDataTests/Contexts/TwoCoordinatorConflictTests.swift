@@ -15,27 +15,7 @@ struct TwoCoordinatorConflictTests {
     private func conflictingSave(policy: NSMergePolicy) throws
         -> (store: TestStore, a: NSManagedObject, context: NSManagedObjectContext, result: Result<Void, any Error>)
     {
-        let store = try TestStore(NSSQLiteStoreType)
-        let seed = store.newContext()
-        insertObject("Department", ["name": "Sales", "budget": 100.5], into: seed)
-        try seed.save()
-        let contextA = store.newContext()
-        contextA.mergePolicy = policy
-        let other = try store.secondCoordinator()
-        let contextB = StoreHarness.context(other)
-        let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
-        let a = try #require(try contextA.fetch(request).first)
-        _ = a.value(forKey: "name")
-        try contextB.performAndWait {
-            let b = try #require(try contextB.fetch(request).first)
-            b.setValue("B", forKey: "name")
-            b.setValue(2.0, forKey: "budget")
-            try contextB.save()
-        }
-        StoreHarness.close(other)
-        a.setValue("A", forKey: "name")
-        let result = Result { try contextA.save() }
-        return (store, a, contextA, result)
+        try OptimisticLockingTests.conflictingSave(NSSQLiteStoreType, policy: policy, throughSecondCoordinator: true)
     }
 
     private func stored(_ store: TestStore) throws -> (String?, Double?) {

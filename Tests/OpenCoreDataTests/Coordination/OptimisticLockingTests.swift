@@ -30,9 +30,10 @@ final class MergeEventProbe: NSManagedObject {
 struct OptimisticLockingTests {
     static let storeTypes = [NSSQLiteStoreType, NSInMemoryStoreType]
 
-    /// Sales (budget 100.5) is saved; contexts A and B read it; B renames it "B" and sets the
-    /// budget to 2 and saves; A renames it "A" under `policy`.
-    private func conflictingSave(_ storeType: String, policy: NSMergePolicy) throws
+    /// Sales (budget 100.5) is saved; contexts A and B read it; B renames it "B", sets the budget to
+    /// 2 and saves; A renames it "A" and saves under `policy`. With `throughSecondCoordinator`, B is
+    /// on a second coordinator on the same file (SQLite only; `TwoCoordinatorConflictTests`).
+    static func conflictingSave(_ storeType: String, policy: NSMergePolicy, throughSecondCoordinator: Bool = false) throws
         -> (store: TestStore, a: NSManagedObject, context: NSManagedObjectContext, result: Result<Void, any Error>)
     {
         let store = try TestStore(storeType)
@@ -40,17 +41,28 @@ struct OptimisticLockingTests {
         insertObject("Department", ["name": "Sales", "budget": 100.5], into: seed)
         try seed.save()
         let contextA = store.newContext()
-        let contextB = store.newContext()
         contextA.mergePolicy = policy
+        let other = throughSecondCoordinator ? try store.secondCoordinator() : nil
+        let contextB = other.map(StoreHarness.context) ?? store.newContext()
         let request = NSFetchRequest<NSManagedObject>(entityName: "Department")
         let a = try #require(try contextA.fetch(request).first)
-        let b = try #require(try contextB.fetch(request).first)
-        b.setValue("B", forKey: "name")
-        b.setValue(2.0, forKey: "budget")
-        try contextB.save()
+        _ = a.value(forKey: "name")
+        try contextB.performAndWait {
+            let b = try #require(try contextB.fetch(request).first)
+            b.setValue("B", forKey: "name")
+            b.setValue(2.0, forKey: "budget")
+            try contextB.save()
+        }
+        if let other { StoreHarness.close(other) }
         a.setValue("A", forKey: "name")
         let result = Result { try contextA.save() }
         return (store, a, contextA, result)
+    }
+
+    private func conflictingSave(_ storeType: String, policy: NSMergePolicy) throws
+        -> (store: TestStore, a: NSManagedObject, context: NSManagedObjectContext, result: Result<Void, any Error>)
+    {
+        try Self.conflictingSave(storeType, policy: policy)
     }
 
     private func storedDepartment(_ store: TestStore) throws -> (String?, Double?) {
