@@ -72,7 +72,7 @@ let package = Package(
         ),
         .target(
             name: "OpenCoreDataTestSupport",
-            dependencies: ["OpenCoreData"],
+            dependencies: ["OpenCoreData", "OpenCoreDataRuntime"],
             path: "Tests/OpenCoreDataTestSupport"
         ),
         // A second process for round-trip tests.

@@ -49,6 +49,7 @@ public enum MoodsModel {
 public struct TemporaryDirectory: Sendable {
     public let url: URL
     public init() {
+        ReferenceCycles.install()
         url = FileManager.default.temporaryDirectory.appendingPathComponent("OpenCoreDataTests-\(UUID().uuidString)", isDirectory: true)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
@@ -59,6 +60,7 @@ public struct TemporaryDirectory: Sendable {
 /// A context on a new coordinator with one store of `type` (in memory or SQLite in `directory`).
 public func makeContext(model: NSManagedObjectModel, storeType: String = NSInMemoryStoreType, at url: URL? = nil,
                         concurrencyType: NSManagedObjectContext.ConcurrencyType = .privateQueueConcurrencyType) throws -> NSManagedObjectContext {
+    ReferenceCycles.install()
     let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
     try coordinator.addPersistentStore(ofType: storeType, configurationName: nil, at: url, options: nil)
     let context = NSManagedObjectContext(concurrencyType: concurrencyType)

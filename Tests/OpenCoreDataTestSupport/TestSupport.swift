@@ -8,6 +8,7 @@ public enum StoreHarness {
         model: NSManagedObjectModel, storeType: String, url: URL? = nil, directory: TemporaryDirectory? = nil,
         options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStoreCoordinator {
+        ReferenceCycles.install()
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let location = url ?? directory?.file("Store.sqlite") ?? URL(fileURLWithPath: "/dev/null")
         try coordinator.addPersistentStore(ofType: storeType, configurationName: nil, at: location, options: options)
@@ -16,6 +17,7 @@ public enum StoreHarness {
 
     /// A private-queue context on `coordinator`.
     public static func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        ReferenceCycles.install()
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         return context

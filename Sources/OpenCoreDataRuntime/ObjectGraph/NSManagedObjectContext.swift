@@ -150,6 +150,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         super.init()
         _link.attach(self)
         if ct != .mainQueueConcurrencyType { queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self)) }
+        if let observe = ContextLink.creationObserver.withLock({ $0 }) { observe(_link) }
     }
 
     /// Creates a context of the given concurrency type (`.privateQueue` or `.mainQueue`): the newer
@@ -570,6 +571,11 @@ package final class ContextLink: @unchecked Sendable {
     /// When each fault's cached row was read, while `stalenessInterval` is not negative
     /// (`NSManagedObjectContext+Refreshing.swift`).
     @exclusivity(unchecked) package var rowTimes: [ObjectTableKey: TimeInterval] = [:]
+
+    /// Called with each new context's link while set. Test support sets it to break, at exit, the
+    /// relationship cycles that tests leave behind, so that LeakSanitizer reports only real leaks
+    /// (`Tests/OpenCoreDataTestSupport/ReferenceCycles.swift`). Nil otherwise.
+    package static let creationObserver = Locked<(@Sendable (ContextLink) -> Void)?>(nil)
 
     init(registry: ObjectRegistry) { self.registry = registry }
 

@@ -96,7 +96,16 @@ open class UndoManager: NSObject {
             beginEventGroup()
         }
         if state == .idle { redoStack.removeAll() }
-        openGroups[openGroups.count - 1].entries.append(.action(target: ObjectIdentifier(target), perform: { handler(target) }))
+        // The target is not retained, as Apple documents ("an unowned reference to the target to
+        // prevent retain cycles"): a context is the target of its own undo operations and holds its
+        // undo manager. Held weakly, so an operation whose target has gone is skipped, not a crash.
+        let perform: () -> Void = { [weak target] in
+            guard let target else {
+                return reportMisuse("UndoManager: the target of an undo operation was freed before it ran (Apple raises here)")
+            }
+            handler(target)
+        }
+        openGroups[openGroups.count - 1].entries.append(.action(target: ObjectIdentifier(target), perform: perform))
     }
 
     /// Opens the group of the current event and schedules its close (see the type's note).

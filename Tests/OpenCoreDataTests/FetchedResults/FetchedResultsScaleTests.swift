@@ -3,9 +3,9 @@ import OpenCoreData
 import OpenCoreDataTestSupport
 import Testing
 
-/// A change reaches the delegate without a re-fetch: one insert into a 100,000-row controller with
-/// sections is placed by binary search (issue 40 asks for well under 1 ms; the benchmarks package
-/// measures it in a release build, this debug-build test allows more).
+/// One insert into a 100,000-row controller with sections reaches the delegate at its place. How
+/// long that takes (issue 40 asks for under 1 ms) is measured by the benchmarks package (case c4),
+/// in a release build: a timed unit test fails on a loaded machine or under a sanitizer.
 @Suite("NSFetchedResultsController at scale")
 struct FetchedResultsScaleTests {
     @Test func oneInsertIntoAHundredThousandRowsIsIncremental() throws {
@@ -34,16 +34,8 @@ struct FetchedResultsScaleTests {
         employee.setValue("e050000x", forKey: "name")
         employee.setValue(Int32(50), forKey: "age")
         let userInfo: [AnyHashable: Any] = [NSInsertedObjectsKey: Set([employee])]
-        let start = DispatchTime.now()
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: context, userInfo: userInfo)
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
         #expect(recorder.objectChanges.map(\.newIndexPath) == [IndexPath(row: 500, section: 50)])
-        #if DEBUG
-        let limit = 10.0  // unoptimized code and the checks of a debug build
-        #else
-        let limit = 1.0
-        #endif
-        #expect(elapsed < limit, "one insert took \(elapsed) ms")
-        print("NSFetchedResultsController: one insert into 100,000 rows reached the delegate in \(elapsed) ms")
+        #expect(controller.sections?[50].numberOfObjects == 1_001)
     }
 }

@@ -38,6 +38,7 @@ struct AsynchronousFetchTests {
             #expect(returned?.fetchRequest === asynchronous && returned?.managedObjectContext === context)
         }
         #expect(done.wait(timeout: .now() + 10) == .success)
+        returned = nil  // the block holds it, and it holds the request that holds the block
         return outcome
     }
 

@@ -39,6 +39,20 @@ struct ContextUndoTests {
         context.redo()
     }
 
+    /// The context is the target of its undo operations and owns its undo manager; the manager does
+    /// not retain its targets (Apple), so a dropped context is freed.
+    @Test func aContextWithUndoIsFreedWhenDropped() throws {
+        weak var weakContext: NSManagedObjectContext?
+        try {
+            let (context, undoManager, _, ann) = try fixture()
+            weakContext = context
+            event(undoManager) { ann.setValue("Anna", forKey: "name") }
+            #expect(undoManager.canUndo)
+            context.reset()  // the objects' own cycle (Apple's documented behaviour) is not at issue here
+        }()
+        #expect(weakContext == nil)
+    }
+
     @Test func anAttributeChangeIsUndoneAndRedone() throws {
         let (context, undoManager, _, ann) = try fixture()
         event(undoManager) { ann.setValue("Anna", forKey: "name") }

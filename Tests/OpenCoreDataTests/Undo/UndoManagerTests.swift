@@ -23,6 +23,23 @@ struct UndoManagerTests {
         return undoManager
     }
 
+    /// Apple: "The undo manager maintains an unowned reference to the target to prevent retain
+    /// cycles." A target that owns its undo manager (a context owns its own) is freed when dropped.
+    @Test func theTargetIsNotRetained() {
+        weak var weakCounter: Counter?
+        let undoManager = explicit()
+        do {
+            let counter = Counter(undoManager)
+            weakCounter = counter
+            undoManager.beginUndoGrouping()
+            counter.set(1)
+            undoManager.endUndoGrouping()
+        }
+        #expect(weakCounter == nil)
+        #expect(undoManager.canUndo)
+        undoManager.undo()  // the target has gone: nothing to do, and no crash (Apple raises here)
+    }
+
     @Test func defaults() {
         let undoManager = UndoManager()
         #expect(undoManager.groupsByEvent)
