@@ -62,6 +62,9 @@ final class SQLiteConnectionPool: @unchecked Sendable {
     /// Whether ``close()`` ran.
     var isClosed: Bool { locked { closed } }
 
+    /// How many connections are open, pins aside (the primary included; for tests).
+    var openCount: Int { locked { closed ? 0 : opened } }
+
     @inline(__always)
     private func locked<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)

@@ -29,6 +29,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     struct TestHooks {
         /// Fail a save after this many rows were written (inserted, updated or deleted), inside the transaction.
         var failAfterRowWrites: Int?
+        /// Called inside a save's write transaction, before any row is written (a save held open).
+        var insideSaveTransaction: (() -> Void)?
     }
     var testHooks = TestHooks()
     /// The statements the last in-place migration ran (`SQLiteStore+Migration.swift`), for tests.
