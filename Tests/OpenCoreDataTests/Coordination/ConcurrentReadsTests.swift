@@ -147,7 +147,7 @@ struct ConcurrentReadsTests {
                     do {
                         _ = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
                         reader.reset()
-                    } catch let error as NSError where error.code == NSPersistentStoreOperationError {
+                    } catch let error as OpenCoreDataError where error.code == .persistentStoreOperation {
                         return
                     } catch {
                         unexpected.withLock { $0.append("\(error)") }
