@@ -75,6 +75,51 @@ struct ConcurrentReadsTests {
         #expect(try Self.count(readers[1]) == 101)
     }
 
+    /// Two reads run at the same time: while one context's fetch is held inside the store (its
+    /// block predicate, evaluated on the fetched rows, waits), another context fetches and counts.
+    /// On the code before, the second read waited for the first (one lock around every request).
+    @Test func twoReadsRunAtTheSameTime() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        try Self.employees(50, in: store)
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let first = store.newContext()
+        let firstDone = DispatchSemaphore(value: 0)
+        let firstCount = Locked(-1)
+        first.perform {
+            let held = Locked(false)
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            request.predicate = NSPredicate { _, _ in
+                if !held.withLock({ value in defer { value = true }; return value }) {
+                    inside.signal()
+                    _ = release.wait(timeout: .now() + 20)  // bounded: a regression fails, it does not hang
+                }
+                return true
+            }
+            let count = (try? first.fetch(request).count) ?? -2
+            firstCount.withLock { $0 = count }
+            firstDone.signal()
+        }
+        #expect(inside.wait(timeout: .now() + 20) == .success)
+        let second = store.newContext()
+        let secondDone = DispatchSemaphore(value: 0)
+        let secondCounts = Locked<[Int]>([])
+        second.perform {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Employee")
+            let fetched = (try? second.fetch(request).count) ?? -1
+            let counted = (try? second.count(for: request)) ?? -1
+            secondCounts.withLock { $0 = [fetched, counted] }
+            secondDone.signal()
+        }
+        let secondFinished = secondDone.wait(timeout: .now() + 10) == .success
+        release.signal()
+        #expect(firstDone.wait(timeout: .now() + 20) == .success)
+        #expect(secondFinished, "the second read waited for the first")
+        #expect(secondCounts.withLock { $0 } == [50, 50])
+        #expect(firstCount.withLock { $0 } == 50)
+        #expect(try sqliteStore(store.coordinator).pool?.openCount == 2)  // one connection each
+    }
+
     /// Four contexts on four threads count and fetch while a fifth saves ten rows at a time: each
     /// read sees whole saves only (a multiple of ten, never fewer than it saw before), every row it
     /// fetches is complete, and once the writer is done every reader sees all its rows.
