@@ -80,18 +80,22 @@ open class NSQueryGenerationToken: NSObject, NSSecureCoding, NSCopying, @uncheck
 
     // MARK: NSObject
 
+    /// Whether `object` is a token of the same generation (``current`` equals only itself).
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSQueryGenerationToken else { return false }
         if other === self { return true }
         let (mine, mineKind) = generationsLock.withLock { (generations, kind) }
         let (theirs, theirKind) = other.generationsLock.withLock { (other.generations, other.kind) }
+        if mineKind == .current, theirKind == .current { return true }  // (one unarchived)
         guard mineKind == .generation, theirKind == .generation, mine.count == theirs.count else { return false }
         return mine.allSatisfy { key, generation in theirs[key] === generation }
     }
 
+    /// A hash of the generation's identity, equal for equal tokens.
     open override var hash: Int {
         generationsLock.withLock {
             var hasher = Hasher()
+            hasher.combine(kind == .current)
             for (key, generation) in generations.sorted(by: { $0.key < $1.key }) {
                 hasher.combine(key)
                 hasher.combine(ObjectIdentifier(generation))
@@ -100,6 +104,7 @@ open class NSQueryGenerationToken: NSObject, NSSecureCoding, NSCopying, @uncheck
         }
     }
 
+    /// Whether the token is ``current`` or a generation, and of how many stores.
     open override var description: String {
         switch _kind {
         case .current: return "<NSQueryGenerationToken: current>"
@@ -111,14 +116,25 @@ open class NSQueryGenerationToken: NSObject, NSSecureCoding, NSCopying, @uncheck
     // MARK: NSCopying, NSSecureCoding
 
     /// The token itself: a token does not change once made.
+    ///
+    /// Related Core Data documentation: [copy(with:)](https://developer.apple.com/documentation/foundation/nscopying/copy(with:))
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
+    /// `true`: tokens decode with secure coding.
+    ///
+    /// Related Core Data documentation: [supportsSecureCoding](https://developer.apple.com/documentation/foundation/nssecurecoding/supportssecurecoding)
     public static var supportsSecureCoding: Bool { true }
 
+    /// Archives whether the token is ``current`` (a generation itself cannot be archived).
+    ///
+    /// Related Core Data documentation: [encode(with:)](https://developer.apple.com/documentation/foundation/nscoding/encode(with:))
     open func encode(with coder: NSCoder) {
         coder.encode(_kind == .current, forKey: "current")
     }
 
+    /// Unarchives ``current`` as itself and a generation as a token that can no longer pin.
+    ///
+    /// Related Core Data documentation: [init(coder:)](https://developer.apple.com/documentation/foundation/nscoding/init(coder:))
     public required init?(coder: NSCoder) {
         kind = coder.decodeBool(forKey: "current") ? .current : .stale
         generations = [:]

@@ -120,6 +120,25 @@ struct QueryGenerationTests {
         #expect(try Self.count(pinned) == 5)
     }
 
+    /// `current` archives and unarchives as itself, and pins a context as `current` does; an
+    /// archived generation comes back as a token that cannot pin (the snapshot is gone).
+    @Test func tokensArchive() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        _ = try Self.seed(store)
+        let data = try NSKeyedArchiver.archivedData(withRootObject: NSQueryGenerationToken.current, requiringSecureCoding: true)
+        let current = try #require(
+            try NSKeyedUnarchiver.unarchivedObject(ofClass: NSQueryGenerationToken.self, from: data))
+        #expect(current == NSQueryGenerationToken.current)
+        let context = store.newContext()
+        try context.setQueryGenerationFrom(current)
+        let token = try #require(context.queryGenerationToken)
+
+        let archived = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+        let stale = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: NSQueryGenerationToken.self, from: archived))
+        #expect(stale != token)
+        #expect(throws: OpenCoreDataError.self) { try store.newContext().setQueryGenerationFrom(stale) }
+    }
+
     /// Stores without generations throw when a context is pinned, and the context stays unpinned.
     @Test func otherStoreTypesThrow() throws {
         let store = try TestStore(NSInMemoryStoreType)
