@@ -148,8 +148,10 @@ extension NSManagedObjectContext {
     ///
     /// Related Core Data documentation: [queryGenerationToken](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/querygenerationtoken)
     public var queryGenerationToken: NSQueryGenerationToken? {
-        guard let token = _link.queryGeneration, token._kind == .generation else { return nil }
-        return token
+        performAndWait { () -> NSQueryGenerationToken? in  // (the pin is the queue's state)
+            guard let token = _link.queryGeneration, token._kind == .generation else { return nil }
+            return token
+        }
     }
 
     /// Pins this context to a generation of its stores: `.current` for what they hold now, a token
