@@ -139,6 +139,26 @@ struct QueryGenerationTests {
         #expect(throws: OpenCoreDataError.self) { try store.newContext().setQueryGenerationFrom(stale) }
     }
 
+    /// Removing the store closes a generation's connection too (its read transaction ends), and
+    /// the pinned context's next fault of one of its rows throws 134070 instead of reading a closed
+    /// file (a fetch finds no store for the entity any more: no rows).
+    @Test func removingTheStoreClosesItsGenerations() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let ids = try Self.seed(store)
+        let context = store.newContext()
+        try context.setQueryGenerationFrom(.current)
+        let sqlite = try sqliteStore(store.coordinator)
+        let token = try #require(context.queryGenerationToken)
+        let generation = try #require(try token._generation(of: sqlite) as? SQLiteQueryGeneration)
+        #expect(generation.connection.handle != nil)
+        try store.coordinator.remove(sqlite)
+        #expect(generation.connection.handle == nil)
+        #expect(try Self.count(context) == 0)
+        #expect {
+            try context.performAndWait { () throws(any Error) in _ = try context.existingObject(with: ids["Ann"]!) }
+        } throws: { ($0 as? OpenCoreDataError)?.code == .persistentStoreOperation }
+    }
+
     /// Stores without generations throw when a context is pinned, and the context stays unpinned.
     @Test func otherStoreTypesThrow() throws {
         let store = try TestStore(NSInMemoryStoreType)
