@@ -5,7 +5,7 @@ extension NSPersistentStoreCoordinator {
     /// store that adopts ``IncrementalStoreBatchedRelationships``, object by object from any other.
     package func newValues(forRelationship relationship: NSRelationshipDescription, of objectIDs: [NSManagedObjectID],
                            context: NSManagedObjectContext) throws -> IncrementalStoreRelationshipBatch {
-        try performAndWait {
+        do {
             var byStore: [ObjectIdentifier: (NSIncrementalStore, [NSManagedObjectID])] = [:]
             for id in objectIDs {
                 guard let store = id.persistentStore as? NSIncrementalStore else { continue }
@@ -13,14 +13,16 @@ extension NSPersistentStoreCoordinator {
             }
             var result = IncrementalStoreRelationshipBatch()
             for (store, ids) in byStore.values {
-                if let batched = store as? any IncrementalStoreBatchedRelationships {
-                    let part = try batched.newValues(forRelationship: relationship, forObjectsWith: ids, with: context)
-                    result.destinations.merge(part.destinations) { first, _ in first }
-                    result.nodes.merge(part.nodes) { first, _ in first }
-                } else {
-                    for id in ids {
-                        let value = try store.newValue(forRelationship: relationship, forObjectWith: id, with: context)
-                        result.destinations[id] = NSIncrementalStore._relationshipIDs(in: value)
+                try _read(store, for: context) {
+                    if let batched = store as? any IncrementalStoreBatchedRelationships {
+                        let part = try batched.newValues(forRelationship: relationship, forObjectsWith: ids, with: context)
+                        result.destinations.merge(part.destinations) { first, _ in first }
+                        result.nodes.merge(part.nodes) { first, _ in first }
+                    } else {
+                        for id in ids {
+                            let value = try store.newValue(forRelationship: relationship, forObjectWith: id, with: context)
+                            result.destinations[id] = NSIncrementalStore._relationshipIDs(in: value)
+                        }
                     }
                 }
             }

@@ -17,11 +17,17 @@ public let NSPersistentStoreModelVersionChecksumKey = NSStoreModelVersionChecksu
 /// ```
 ///
 /// The coordinator never special-cases a store type: every store, ours or yours, is an
-/// ``NSIncrementalStore`` reached through the same calls. Requests are serialized by a lock.
+/// ``NSIncrementalStore`` reached through the same calls. Writes (saves, primary keys, metadata,
+/// store changes, batch requests) are serialized by a lock; reads from a store that declares it
+/// serves them concurrently (``NSPersistentStore/_servesConcurrentReads``: the SQLite store in WAL
+/// mode) run beside each other and beside a save, and every other store gets one request at a
+/// time. `docs/concurrency.md` has the picture.
 ///
 /// Related Core Data documentation: [NSPersistentStoreCoordinator](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator)
 ///
-/// `@unchecked Sendable` invariant: all mutable state and every store call is under `lock`.
+/// `@unchecked Sendable` invariant: `stores` is written with both `lock` and `stateLock` held and
+/// read with either; `storesByEntity` and `lastStores` are used under `stateLock`, which is never
+/// held across a store call. Store calls are under `lock`, except concurrent reads.
 open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The model the coordinator's stores hold.
     public let managedObjectModel: NSManagedObjectModel
@@ -29,7 +35,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     open var name: String?
     /// What back references to this coordinator hold instead of it (see ``BackReference``).
     package let _reference = BackReference<NSPersistentStoreCoordinator>()
+    /// The write lock: saves, primary keys, metadata, adding and removing stores, batch requests,
+    /// every request to a serial store, and `perform`/`performAndWait` blocks. Held across SQL.
     private let lock = RecursiveLock()
+    /// Guards the stores list and its caches; held for a lookup only, never across a store call.
+    private let stateLock = RecursiveLock()
     private var stores: [NSPersistentStore] = [] {
         didSet {
             storesByEntity.removeAll()
@@ -59,7 +69,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     deinit { _reference.detach() }
 
     /// The stores added so far.
-    open var persistentStores: [NSPersistentStore] { lock.withLock { stores } }
+    open var persistentStores: [NSPersistentStore] { stateLock.withLock { stores } }
 
     // MARK: Store types
 
@@ -131,7 +141,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 recordVersionHashes(in: store)
             }
             if store.identifier == nil { store.identifier = UUID().uuidString }
-            stores.append(store)
+            stateLock.withLock { stores.append(store) }
             store.didAdd(to: self)
             return store
         }
@@ -191,15 +201,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
                 throw OpenCoreDataError(.persistentStoreOperation, "the store does not belong to this coordinator", url: store.url)
             }
-            store.willRemove(from: self)
-            stores.remove(at: index)
+            _ = stateLock.withLock { stores.remove(at: index) }
         }
+        closeRemovedStore(store)
         postStoresDidChange(removed: [store])
+    }
+
+    /// Closes a store taken out of the list: new requests no longer find it; reads in flight end
+    /// first (waited for without the write lock, which one of them may need), then the store
+    /// closes under the write lock, after any save in progress.
+    private func closeRemovedStore(_ store: NSPersistentStore) {
+        store._closeConcurrentReads()
+        lock.withLock { store.willRemove(from: self) }
     }
 
     /// The store at `URL`.
     open func persistentStore(for URL: URL) -> NSPersistentStore? {
-        lock.withLock { stores.first { $0.url?.standardizedFileURL == URL.standardizedFileURL } }
+        stateLock.withLock { stores.first { $0.url?.standardizedFileURL == URL.standardizedFileURL } }
     }
 
     /// The URL of `store`.
@@ -274,14 +292,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         if persistentStore(for: url) != nil { postWillRemoveStore() }
         var removed: NSPersistentStore?
         defer { if let removed { postStoresDidChange(removed: [removed]) } }  // after the lock is released
-        try lock.withLock {
+        lock.withLock {
             if let store = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
-                store.willRemove(from: self)
-                stores.removeAll { $0 === store }
+                stateLock.withLock { stores.removeAll { $0 === store } }
                 removed = store
             }
-            try cls.destroyStore(at: url, options: options)
         }
+        if let removed { closeRemovedStore(removed) }  // every connection closed before the files go
+        try lock.withLock { try cls.destroyStore(at: url, options: options) }
     }
 
     /// Deletes a store's files.
@@ -299,7 +317,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
         guard let uri = NSManagedObjectID._parseURIRepresentation(url),
               let entity = managedObjectModel.entitiesByName[uri.entityName] else { return nil }
-        return lock.withLock {
+        return stateLock.withLock {
             let host = uri.storeIdentifier
             guard let store = stores.first(where: { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame }) as? NSIncrementalStore else { return nil }
             return store.newObjectID(for: entity, referenceObject: uri.referenceObject)
@@ -312,10 +330,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [execute(_:with:)](https://developer.apple.com/documentation/coredata/nspersistentstorecoordinator/execute(_:with:))
     open func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext) throws -> Any {
-        try lock.withLock {
+        if let fetch = request as? NSFetchRequest<any NSFetchRequestResult> { return try executeFetch(fetch, context: context) }
+        return try lock.withLock {
             switch request {
-            case let fetch as NSFetchRequest<any NSFetchRequestResult>:
-                return try executeFetch(fetch, context: context)
             case let save as NSSaveChangesRequest:
                 try executeSave(save, context: context)
                 return [Any]()
@@ -324,8 +341,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 guard let store = stores.first as? NSIncrementalStore else {
                     throw OpenCoreDataError(.persistentStoreUnsupportedRequestType, "no store can run \(type(of: request))")
                 }
-                return try store.execute(request, with: context)
+                return try store._withConnection(for: context, writing: true) { try store.execute(request, with: context) }
             }
+        }
+    }
+
+    /// Runs `body`, a read of `context` from `store`: beside other requests when the store serves
+    /// concurrent reads, else under the write lock (and only while the store is still added).
+    @inline(__always)
+    package func _read<R>(
+        _ store: NSPersistentStore, for context: NSManagedObjectContext?, _ body: () throws -> R
+    ) throws -> R {
+        if store._servesConcurrentReads { return try store._withConnection(for: context, writing: false, body) }
+        return try lock.withLock {
+            guard stores.contains(where: { $0 === store }) else {
+                throw OpenCoreDataError(.persistentStoreOperation, "the store was removed from the coordinator", url: store.url)
+            }
+            return try store._withConnection(for: context, writing: false, body)
         }
     }
 
@@ -356,10 +388,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The stores that hold `entity` (by configuration), in the order they were added.
     package func stores(for entity: NSEntityDescription) -> [NSIncrementalStore] {
-        lock.withLock { storesHoldingEntity(entity) }
+        stateLock.withLock { storesHoldingEntity(entity) }
     }
 
-    /// ``stores(for:)`` with the lock held.
+    /// ``stores(for:)`` with `stateLock` held.
     private func storesHoldingEntity(_ entity: NSEntityDescription) -> [NSIncrementalStore] {
         let key = ObjectIdentifier(entity)
         if let lastStores, lastStores.entity == key { return lastStores.stores }
@@ -380,8 +412,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     private func executeFetch(_ request: NSFetchRequest<any NSFetchRequestResult>, context: NSManagedObjectContext) throws -> Any {
-        let targets = try fetchTargets(request)
-        if targets.count == 1 { return try targets[0].execute(request, with: context) }
+        let targets = try stateLock.withLock { try fetchTargets(request) }
+        if targets.count == 1 {
+            let store = targets[0]
+            return try _read(store, for: context) { try store.execute(request, with: context) }
+        }
         return try combinedFetch(request, from: targets, context: context)
     }
 
@@ -394,28 +429,24 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard Swift.type(of: self) == NSPersistentStoreCoordinator.self else {
             return .values(try execute(request, with: context) as? [Any] ?? [])
         }
-        return try lock.withLock {
-            // A context's fetch copy is of the class itself: its entity is read where it is stored
-            // (through its getter, it was a retain and a release a fetch).
-            if request._affectedStores == nil, let entity = request._settings.entity.map(Unmanaged.passUnretained),
-                let results = try withOnlyStore(ofLast: ObjectIdentifier(entity.takeUnretainedValue()), {
-                    try $0._executeFetch(request, context: context)
-                })
-            {
-                return results
-            }
-            let targets = try fetchTargets(request)
-            if targets.count == 1 {
-                // Borrowed from the array, which holds it: a store has a side table (weak references
-                // to it), where a retain and its release cost about 110 instructions a fetch.
-                return try withExtendedLifetime(targets) {
-                    try Unmanaged.passUnretained(targets[0])._withUnsafeGuaranteedRef {
-                        try $0._executeFetch(request, context: context)
-                    }
+        // A context's fetch copy is of the class itself: its entity is read where it is stored
+        // (through its getter, it was a retain and a release a fetch).
+        if request._affectedStores == nil, let entity = request._settings.entity.map(Unmanaged.passUnretained),
+            let store = stateLock.withLock({ onlyStore(ofLast: ObjectIdentifier(entity.takeUnretainedValue())) })
+        {
+            return try _read(store, for: context) { try store._executeFetch(request, context: context) }
+        }
+        let targets = try stateLock.withLock { try fetchTargets(request) }
+        if targets.count == 1 {
+            // Borrowed from the array, which holds it: a store has a side table (weak references
+            // to it), where a retain and its release cost about 110 instructions a fetch.
+            return try withExtendedLifetime(targets) {
+                try Unmanaged.passUnretained(targets[0])._withUnsafeGuaranteedRef { store in
+                    try _read(store, for: context) { try store._executeFetch(request, context: context) }
                 }
             }
-            return .values(try combinedFetch(request, from: targets, context: context))
         }
+        return .values(try combinedFetch(request, from: targets, context: context))
     }
 
     /// A context's fetch of managed objects with `settings` (of the request itself: no affected
@@ -427,29 +458,26 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         _ settings: UnsafePointer<FetchRequestSettings>, entity: NSEntityDescription, context: NSManagedObjectContext
     ) throws -> FetchResults? {
         guard Swift.type(of: self) == NSPersistentStoreCoordinator.self else { return nil }
-        return try lock.withLock { () throws -> FetchResults? in
-            let key = ObjectIdentifier(entity)
+        let key = ObjectIdentifier(entity)
+        let found = stateLock.withLock { () -> NSIncrementalStore? in
             if lastStores?.entity != key { _ = storesHoldingEntity(entity) }  // remembered, if it has stores
-            return try withOnlyStore(ofLast: key) { try $0._plannedFetch(settings, entity: entity, context: context) }
-                ?? nil
+            return onlyStore(ofLast: key)
         }
+        guard let store = found else { return nil }
+        return try _read(store, for: context) { try store._plannedFetch(settings, entity: entity, context: context) }
     }
 
-    /// `body` of the only store of the entity with identity `key` when that is the entity
-    /// ``storesHoldingEntity(_:)`` found last, lent from the remembered array (copied out, the array
-    /// was a retain and a release a fetch); `nil` when the entity found last is another, or has
-    /// several stores. Called with the lock held.
+    /// The only store of the entity with identity `key` when that is the entity
+    /// ``storesHoldingEntity(_:)`` found last; `nil` when the entity found last is another, or has
+    /// several stores. Called with `stateLock` held; the store is returned retained, so a read can
+    /// run on it after the lock is let go.
     @inline(__always)
-    private func withOnlyStore<R>(
-        ofLast key: ObjectIdentifier, _ body: (NSIncrementalStore) throws -> R
-    ) rethrows -> R? {
+    private func onlyStore(ofLast key: ObjectIdentifier) -> NSIncrementalStore? {
         guard lastStores?.entity == key, lastStores?.stores.count == 1 else { return nil }
-        return try lastStores.unsafelyUnwrapped.stores.withUnsafeBufferPointer { stores in
-            try Unmanaged.passUnretained(stores[0])._withUnsafeGuaranteedRef(body)
-        }
+        return lastStores.unsafelyUnwrapped.stores.withUnsafeBufferPointer { $0[0] }
     }
 
-    /// The stores a fetch goes to; called with the lock held.
+    /// The stores a fetch goes to; called with `stateLock` held.
     private func fetchTargets(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [NSIncrementalStore] {
         guard let entity = request.entity else {
             throw OpenCoreDataError(.coreDataError, "the fetch request has no entity", entityName: request.entityName)
@@ -464,7 +492,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         var combined: [Any] = []
         var total = 0
         for store in targets {
-            let result = try store._executeFetch(request, context: context).values
+            let result = try _read(store, for: context) { try store._executeFetch(request, context: context).values }
             if request.resultType == .countResultType {
                 total += result.first.flatMap { ValueConversion.int64($0) }.map(Int.init) ?? 0
             } else {
@@ -479,11 +507,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         // With one store every object is in it: the request goes through as it is.
         if stores.count == 1, let store = stores[0] as? NSIncrementalStore {
             if store.isReadOnly, !request._hasNoChanges { throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url) }
-            _ = try store.execute(request, with: context)
+            _ = try store._withConnection(for: context, writing: true) { try store.execute(request, with: context) }
             return
         }
         if request._hasNoChanges {  // a save without changes: every store sees it, as with one store
-            for case let store as NSIncrementalStore in stores { _ = try store.execute(request, with: context) }
+            for case let store as NSIncrementalStore in stores {
+                _ = try store._withConnection(for: context, writing: true) { try store.execute(request, with: context) }
+            }
             return
         }
         var byStore: [ObjectIdentifier: (NSIncrementalStore, [[NSManagedObject]])] = [:]
@@ -504,26 +534,24 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 throw OpenCoreDataError(.persistentStoreSave, "the store is read-only", url: store.url)
             }
             let perStore = NSSaveChangesRequest(inserted: lists[0], updated: lists[1], deleted: lists[2], locked: lists[3])
-            _ = try store.execute(perStore, with: context)
+            _ = try store._withConnection(for: context, writing: true) { try store.execute(perStore, with: context) }
         }
     }
 
     /// Loads the values of a fault from its store.
     package func newValues(for objectID: NSManagedObjectID, context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
-        try lock.withLock {
-            guard let store = objectID.persistentStore as? NSIncrementalStore else {
-                throw OpenCoreDataError(.persistentStoreOperation, "the object's store was removed", entityName: objectID.entity.name, objectID: objectID)
-            }
-            return try store._newValuesResolvingOmittedToOnes(for: objectID, with: context)
+        guard let store = objectID.persistentStore as? NSIncrementalStore else {
+            throw OpenCoreDataError(.persistentStoreOperation, "the object's store was removed", entityName: objectID.entity.name, objectID: objectID)
         }
+        return try _read(store, for: context) { try store._newValuesResolvingOmittedToOnes(for: objectID, with: context) }
     }
 
     /// Loads the destination IDs of a relationship from its store.
     package func newValue(forRelationship relationship: NSRelationshipDescription, of objectID: NSManagedObjectID,
                           context: NSManagedObjectContext) throws -> Any {
-        try lock.withLock {
-            guard let store = objectID.persistentStore as? NSIncrementalStore else { return NSNull() }
-            return try store.newValue(forRelationship: relationship, forObjectWith: objectID, with: context)
+        guard let store = objectID.persistentStore as? NSIncrementalStore else { return NSNull() }
+        return try _read(store, for: context) {
+            try store.newValue(forRelationship: relationship, forObjectWith: objectID, with: context)
         }
     }
 
@@ -562,10 +590,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                     }
                     lastChecked = ObjectIdentifier(object._layout)
                 }
-                if let keys = try Self.permanentKeys(for: objects, from: store) {
-                    return .rows(keys, store._objectIDStore)
+                return try store._withConnection(for: nil, writing: true) { () throws -> PermanentIdentities in
+                    if let keys = try Self.permanentKeys(for: objects, from: store) {
+                        return .rows(keys, store._objectIDStore)
+                    }
+                    return .each(try Self.permanentIdentities(for: objects, from: store))
                 }
-                return .each(try Self.permanentIdentities(for: objects, from: store))
             }
             var byStore: [ObjectIdentifier: (NSIncrementalStore, [Int])] = [:]
             var storeForEntity: [ObjectIdentifier: NSIncrementalStore] = [:]
@@ -579,7 +609,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             var result = [PermanentIdentity?](repeating: nil, count: objects.count)
             for (store, indices) in byStore.values {
-                let identities = try Self.permanentIdentities(for: indices.map { objects[$0] }, from: store)
+                let identities = try store._withConnection(for: nil, writing: true) {
+                    try Self.permanentIdentities(for: indices.map { objects[$0] }, from: store)
+                }
                 for (i, identity) in zip(indices, identities) { result[i] = identity }
             }
             return .each(result.map { $0! })

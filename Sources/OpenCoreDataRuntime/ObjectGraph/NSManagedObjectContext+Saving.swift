@@ -48,7 +48,13 @@ extension NSManagedObjectContext {
         if let parent = _parentContext {  // a child's save goes one level up (+NestedContexts.swift)
             try _pushChanges(to: parent, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
         } else {
+            // A pinned context saves, and resolves conflicts, against the store's latest state.
+            let pinned = _link.queryGeneration
+            _link.queryGeneration = nil
+            var saved = false
+            defer { _advanceQueryGenerationAfterSave(pinned, saved: saved) }
             try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
+            saved = true
         }
 
         let sets = reported.flatMap { reported -> ReportedChanges? in

@@ -571,6 +571,9 @@ package final class ContextLink: @unchecked Sendable {
     /// When each fault's cached row was read, while `stalenessInterval` is not negative
     /// (`NSManagedObjectContext+Refreshing.swift`).
     @exclusivity(unchecked) package var rowTimes: [ObjectTableKey: TimeInterval] = [:]
+    /// The query generation the context is pinned to (`NSQueryGenerationToken.swift`), here so a
+    /// store finds it from the context a request carries; `nil` when it is not pinned.
+    @exclusivity(unchecked) package var queryGeneration: NSQueryGenerationToken?
 
     /// Called with each new context's link while set. Test support sets it to break, at exit, the
     /// relationship cycles that tests leave behind, so that LeakSanitizer reports only real leaks

@@ -123,6 +123,34 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// write (the SQLite store's changed metadata). That spared about 3 µs a save (1 → 4 µs).
     package var _wantsSavesWithoutChanges: Bool { true }
 
+    /// Whether the coordinator may send this store reads (fetches, counts, faults, relationship
+    /// faults) from several threads at once, outside its write lock. Serial (`false`) by default:
+    /// in-memory and atomic stores, and every store of your own, get one request at a time, as
+    /// before. The SQLite store answers `true` in WAL mode (`docs/concurrency.md`).
+    package var _servesConcurrentReads: Bool { false }
+
+    /// Runs `body`, a request of `context` to this store (`writing` for saves, primary keys,
+    /// metadata and batch requests), with what the store needs around it: the SQLite store leases
+    /// a connection to the thread for it. The coordinator holds its write lock for writes and for
+    /// every request to a serial store; concurrent reads come without it.
+    package func _withConnection<R>(
+        for context: NSManagedObjectContext?, writing: Bool, _ body: () throws -> R
+    ) throws -> R { try body() }
+
+    /// A new query generation of this store: an object that keeps the store's current state
+    /// readable for the contexts pinned to it until it is released. Stores without generations
+    /// throw `NSPersistentStoreUnsupportedRequestTypeError` (134091), as all but the SQLite store do.
+    package func _newQueryGeneration() throws -> AnyObject {
+        throw OpenCoreDataError(
+            .persistentStoreUnsupportedRequestType,
+            "query generations need a SQLite store in WAL mode; this is a store of type \(type)", url: url)
+    }
+
+    /// Called after the store left the coordinator's list, with none of the coordinator's locks
+    /// held, before ``willRemove(from:)``: ends what runs beside the coordinator's write lock (the
+    /// SQLite store waits here for reads in flight and closes its other connections).
+    package func _closeConcurrentReads() {}
+
     /// Called after the store is added to a coordinator.
     open func didAdd(to coordinator: NSPersistentStoreCoordinator) {}
     /// Called before the store is removed from its coordinator. Close files here.

@@ -7,6 +7,8 @@ package enum ThreadLocalSlot: Int32, CaseIterable, Sendable {
     case currentContext = 0
     /// The identity offered to a fault being made (`FaultConstruction`).
     case faultConstruction = 1
+    /// The innermost SQLite connection the thread leased (`SQLiteConnectionPool`).
+    case connectionLease = 2
 }
 
 /// A per-thread slot holding an unretained reference to an object.

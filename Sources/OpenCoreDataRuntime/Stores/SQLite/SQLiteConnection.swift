@@ -4,10 +4,18 @@ import Foundation
 /// A thin wrapper over one `sqlite3` connection: opening, a prepared-statement cache keyed by SQL,
 /// transactions, and errors mapped to ``OpenCoreDataError``.
 ///
-/// Not thread-safe: a ``SQLiteStore`` owns one connection and uses it only under its coordinator's lock.
+/// Not thread-safe: one thread at a time uses it, between a lease from its store's
+/// ``SQLiteConnectionPool`` and its return.
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     let url: URL
+    /// The pool that opened it (``SQLiteConnectionPool``), to find a thread's lease of a store.
+    var pool: ObjectIdentifier?
+    /// Whether it holds a query generation's read transaction (``SQLiteQueryGeneration``).
+    var isPin = false
+    /// The lease the current thread held before this one (of another store, or a pin), put back
+    /// when this one ends: the leases of one thread form a chain from its thread-local slot.
+    unowned(unsafe) var outerLease: SQLiteConnection?
     private var cache: [String: SQLiteStatement] = [:]
     /// How many statements `cache` keeps. SQL with a list of values (`IN (?, ?, ...)`) has a text per
     /// list length, so an app could otherwise grow the cache without end; when it is full it starts
@@ -235,6 +243,18 @@ final class SQLiteConnection {
         } catch {
             if let handle, sqlite3_get_autocommit(handle) == 0 { _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
             throw error
+        }
+    }
+
+    /// Ends a read transaction a statement left open (one not reset after its last row), so that
+    /// the connection's next user sees the latest commit: a check of one call per lease.
+    func endDanglingRead() {
+        guard let handle, sqlite3_txn_state(handle, nil) != SQLITE_TXN_NONE, sqlite3_get_autocommit(handle) != 0
+        else { return }
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            if sqlite3_stmt_busy(current) != 0 { sqlite3_reset(current) }
+            statement = sqlite3_next_stmt(handle, current)
         }
     }
 

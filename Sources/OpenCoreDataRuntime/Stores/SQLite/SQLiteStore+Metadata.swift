@@ -64,7 +64,7 @@ extension SQLiteStore {
             connection.close()
             throw error
         }
-        self.connection = connection
+        try installPool(primary: connection)
         schema = SQLiteSchema(model: model, numbers: stored.entityNumbers)
         metadata = stored.metadata
         writtenMetadata = NSDictionary(dictionary: stored.metadata)
@@ -103,7 +103,7 @@ extension SQLiteStore {
             try? Self.destroyStore(at: url, options: nil)
             throw error
         }
-        self.connection = connection
+        try installPool(primary: connection)
         self.schema = schema
         metadata[NSStoreUUIDKey] = uuid
         self.metadata = metadata
@@ -112,11 +112,12 @@ extension SQLiteStore {
 
     /// Journal mode, synchronous level, the caller's pragmas (`NSSQLitePragmasOption`) and the busy
     /// timeout (`NSPersistentStoreTimeoutOption`, seconds).
-    private func configure(_ connection: SQLiteConnection) throws {
+    func configure(_ connection: SQLiteConnection, journalMode: Bool = true) throws {
         let timeout = (options?[NSPersistentStoreTimeoutOption]).flatMap { ValueConversion.double($0) } ?? 60
         connection.setBusyTimeout(timeout)
         guard !isReadOnly else { return }
-        var pragmas: [(String, String)] = [("journal_mode", "WAL"), ("synchronous", "NORMAL")]
+        // The journal mode is the file's: a further connection of the pool finds it set.
+        var pragmas: [(String, String)] = journalMode ? [("journal_mode", "WAL"), ("synchronous", "NORMAL")] : [("synchronous", "NORMAL")]
         if let custom = options?[NSSQLitePragmasOption] as? [String: Any] {
             for (name, value) in custom.sorted(by: { $0.key < $1.key }) {
                 let text = "\(value)"
@@ -131,6 +132,7 @@ extension SQLiteStore {
                 pragmas.append((name, text))
             }
         }
+        if !journalMode { pragmas.removeAll { $0.0.lowercased() == "journal_mode" } }
         for (name, value) in pragmas {
             let statement = try connection.prepareUncached("PRAGMA \(name) = \(value)")
             defer { statement.finalize() }

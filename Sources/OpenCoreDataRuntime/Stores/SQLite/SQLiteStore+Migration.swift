@@ -619,6 +619,10 @@ extension SQLiteStore: DeferredLightweightMigrationStore {
     /// removed columns, creates missing indexes, reclaims free pages, and clears the metadata flag,
     /// in one transaction.
     func finishDeferredLightweightMigration() throws {
+        try _withConnection(for: nil, writing: true) { try finishDeferredCleanup() }  // (a leased connection)
+    }
+
+    private func finishDeferredCleanup() throws {
         guard let metadata, LightweightMigration.bool(metadata[NSPersistentStoreDeferredLightweightMigrationOptionKey])
             || metadata[deferredCleanupKey] != nil
         else { return }

@@ -49,6 +49,7 @@ extension SQLiteStore {
         // conflict) or finds the changed row (optimistic locking).
         func write(multiRow: Bool) throws -> NSDictionary? {
             try connection.writeTransaction { () throws -> NSDictionary? in
+                testHooks.insideSaveTransaction?()
                 // The state below lives in this closure, which does not escape: declared outside it, the
                 // variables the nested functions capture were boxed and checked for exclusive access at
                 // run time on every row (about 150 instructions an inserted row, callgrind case 1; the

@@ -7,10 +7,14 @@ import Foundation
 /// Concerns live in extensions: `+Metadata` (opening, Z_METADATA, compatibility), `+Fetch` (SQL
 /// generation and row decoding), `+Save` (transactions, optimistic locking, join tables).
 ///
-/// `@unchecked Sendable` invariant: used only under its coordinator's lock; it owns one connection.
+/// `@unchecked Sendable` invariant: its mutable state (metadata, test hooks) is used under its
+/// coordinator's write lock; reads run beside it, each on a connection leased from ``pool``, and
+/// read only what is fixed once the store is open (`schema`, `pool`).
 final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
-    /// The open connection (`nil` before `loadMetadata()` and after `willRemove(from:)`).
-    var connection: SQLiteConnection?
+    /// The store's connections (`nil` before `loadMetadata()`; closed by `willRemove(from:)`).
+    var pool: SQLiteConnectionPool?
+    /// The primary connection (`nil` before `loadMetadata()`), where a single thread's requests run.
+    var connection: SQLiteConnection? { pool?.primary }
     /// The layout of the coordinator's model in this file.
     var schema: SQLiteSchema!
     /// The metadata as last written to Z_METADATA (or read from it), to know when a save must write
@@ -25,6 +29,8 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
     struct TestHooks {
         /// Fail a save after this many rows were written (inserted, updated or deleted), inside the transaction.
         var failAfterRowWrites: Int?
+        /// Called inside a save's write transaction, before any row is written (a save held open).
+        var insideSaveTransaction: (() -> Void)?
     }
     var testHooks = TestHooks()
     /// The statements the last in-place migration ran (`SQLiteStore+Migration.swift`), for tests.
@@ -41,18 +47,64 @@ final class SQLiteStore: NSIncrementalStore, @unchecked Sendable {
         try writeMetadata(metadata, at: url)
     }
 
-    /// The open connection, or an error if the store is closed.
+    /// The connection of the current request: the one leased to this thread
+    /// (``_withConnection(for:writing:_:)``), else the primary one (the store's own work while it
+    /// opens, and direct calls); an error if the store is closed.
+    @inline(__always)
     func db() throws -> SQLiteConnection {
-        guard let connection else {
+        guard let pool else {
             throw OpenCoreDataError(.persistentStoreOperation, "the SQLite store is not open", url: url)
+        }
+        return pool.innermostConnection() ?? pool.primary
+    }
+
+    /// Makes `connection`, just opened and configured, the primary connection of a new pool.
+    func installPool(primary connection: SQLiteConnection) throws {
+        let statement = try connection.prepareUncached("PRAGMA journal_mode")  // (not cached: asked once)
+        defer { statement.finalize() }
+        let isWAL = try statement.step() && statement.text(0).lowercased() == "wal"
+        pool = SQLiteConnectionPool(
+            primary: connection, limit: isWAL ? SQLiteConnectionPool.readerLimit : 1,
+            open: { [unowned self] in try self.openAnotherConnection() })
+    }
+
+    /// One more connection to the open file, configured as the primary one.
+    private func openAnotherConnection() throws -> SQLiteConnection {
+        guard let url else { throw OpenCoreDataError(.persistentStoreOpen, "the SQLite store needs a file URL") }
+        let connection = try SQLiteConnection(url: url, mode: isReadOnly ? .readOnly : .readWrite(create: false))
+        do {
+            try configure(connection, journalMode: false)
+        } catch {
+            connection.close()
+            throw error
         }
         return connection
     }
 
-    override func willRemove(from coordinator: NSPersistentStoreCoordinator?) {
-        connection?.close()
-        connection = nil
+    /// In WAL mode reads run on connections of their own, beside a save (``SQLiteConnectionPool``).
+    override var _servesConcurrentReads: Bool { (pool?.limit ?? 1) > 1 }
+
+    override func _withConnection<R>(
+        for context: NSManagedObjectContext?, writing: Bool, _ body: () throws -> R
+    ) throws -> R {
+        guard let pool else {
+            throw OpenCoreDataError(.persistentStoreOperation, "the SQLite store is not open", url: url)
+        }
+        let pin = writing ? nil : try context?._link.queryGeneration?._generation(of: self) as? SQLiteQueryGeneration
+        return try pool.withConnection(pin: pin) { _ in try body() }
     }
+
+    override func _newQueryGeneration() throws -> AnyObject {
+        guard let pool, pool.limit > 1 else {
+            throw OpenCoreDataError(
+                .persistentStoreUnsupportedRequestType, "query generations need a SQLite store in WAL mode", url: url)
+        }
+        return try SQLiteQueryGeneration(pool: pool)
+    }
+
+    override func _closeConcurrentReads() { pool?.close() }
+
+    override func willRemove(from coordinator: NSPersistentStoreCoordinator?) { pool?.close() }
 
     override class func destroyStore(at url: URL, options: [AnyHashable: Any]?) throws {
         let manager = FileManager.default
