@@ -1,7 +1,9 @@
 // The README's first command: `swift run moods`. Run it twice.
 //
 // First run: builds the stack with NSPersistentContainer (seed 003), inserts moods whose countries
-// and continents are found or created (seed 004), saves to an embedded SQLite store.
+// and continents are found or created (seed 004), saves to an embedded SQLite store; then imports
+// more moods in a background context, merged into the view context as each save lands, with a
+// fetched results controller listing the moods per country (Import.swift).
 // Later runs: open the same file through a hand-made model, coordinator and context (seed 003's
 // other route) and list what is there. `--reset` deletes the store first.
 import Foundation
@@ -47,6 +49,7 @@ func firstRun() throws {
         try context.save()
         print("Saved \(samples.count) moods, \(countries) countries, \(continents) continents.")
     }
+    try importMoods(count: 600, batchSize: 200, into: container)
 }
 
 func laterRun() throws {

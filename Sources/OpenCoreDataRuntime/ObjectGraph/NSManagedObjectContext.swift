@@ -530,7 +530,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard persistentStoreCoordinator != nil || _parentContext != nil else { return [] }
         do {
             let value = try _newValue(forRelationship: relationship, of: object.objectID)
-            let objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
+            var objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
+            // The store's list less the objects this context moved elsewhere and has not saved:
+            // when a merge (or a refresh) turned `object` into a fault after another context
+            // saved, the list it loads must agree with this context's unsaved to-one changes.
+            if !changed.isEmpty, let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                objects.removeAll { $0._hasUnsavedToOne(inverse, otherThan: object) }
+            }
             // (A child's faults fire through its parent one by one: batches are fetches from the stores.)
             if _parentContext == nil, let destination = relationship.destinationEntity { _batchFaults(objects, entity: destination) }
             return objects
