@@ -6,9 +6,10 @@ import OpenCoreData
 // save as it lands, and a fetched results controller on it lists the moods per country and
 // reports what each merge changed.
 
-/// Imports `count` moods through a background context in saves of `batchSize`, while the view
-/// context merges them; returns when the view context has merged the last save.
-func importMoods(count: Int, batchSize: Int, into container: NSPersistentContainer) throws {
+/// Imports `count` moods, recorded at the places of `samples` in turn, through a background
+/// context in saves of `batchSize`, while the view context merges them; returns when the view
+/// context has merged the last save.
+func importMoods(count: Int, batchSize: Int, at samples: [(String, Double, Double)], into container: NSPersistentContainer) throws {
     let viewContext = container.viewContext
     viewContext.automaticallyMergesChangesFromParent = true
 
@@ -22,13 +23,13 @@ func importMoods(count: Int, batchSize: Int, into container: NSPersistentContain
     try viewContext.performAndWait { try moodsPerCountry.performFetch() }
     print("Importing \(count) moods in the background, \(batchSize) a save.")
 
-    let codes = ["PL", "LT", "JP", "GY", "NI", "KE"]
     let background = container.newBackgroundContext()
     background.perform {
         for start in stride(from: 0, to: count, by: batchSize) {
             for index in start..<min(start + batchSize, count) {
-                _ = Mood.insert(into: background, colors: [UInt8(index % 256), 0x40, 0xC0], location: nil,
-                                isoCountryCode: codes[index % codes.count])
+                let (code, latitude, longitude) = samples[index % samples.count]
+                _ = Mood.insert(into: background, colors: [UInt8(index % 256), 0x40, 0xC0],
+                                location: Location(latitude: latitude, longitude: longitude), isoCountryCode: code)
             }
             do {
                 try background.save()

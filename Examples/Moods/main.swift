@@ -49,7 +49,7 @@ func firstRun() throws {
         try context.save()
         print("Saved \(samples.count) moods, \(countries) countries, \(continents) continents.")
     }
-    try importMoods(count: 600, batchSize: 200, into: container)
+    try importMoods(count: 600, batchSize: 200, at: samples, into: container)
 }
 
 func laterRun() throws {
@@ -66,10 +66,10 @@ func laterRun() throws {
     try moc.performAndWait {
         let moods = try moc.fetch(Mood.sortedFetchRequest)
         print("\(moods.count) moods in the store.")
-        print("Moods per country:")
+        print("Moods per country, and their places:")
         let countries = try moc.fetch(Country.sortedFetchRequest).sorted { $0.iso3166Code.name < $1.iso3166Code.name }
         for country in countries {
-            let places = country.moods.compactMap(\.location).map { String(format: "(%.2f, %.2f)", $0.latitude, $0.longitude) }.sorted()
+            let places = Set(country.moods.compactMap(\.location).map { String(format: "(%.2f, %.2f)", $0.latitude, $0.longitude) }).sorted()
             print("  \(country.iso3166Code.name): \(country.moods.count) \(places.joined(separator: " "))")
         }
         print("Countries per continent:")

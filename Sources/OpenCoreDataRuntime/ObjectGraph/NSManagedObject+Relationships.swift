@@ -139,8 +139,12 @@ extension NSManagedObject {
         guard let slot = _layout.indexByName[inverse.name] else { return }
         if _isFault { _fireFault() }
         if inverse.isToMany {
+            // A list loaded just now already leaves `source` out (its to-one points elsewhere,
+            // unsaved: see `_loadToMany`); the removal is still this object's change, which a save
+            // must report (a sibling's copy of this object holds `source` until it is refreshed).
+            let loadsNow = !(_values[slot] is ManagedObjectList)
             _mutateToMany(slot: slot) { list in
-                guard list.contains(source) else { return false }
+                guard list.contains(source) else { return loadsNow }
                 list.remove(source)
                 return true
             }

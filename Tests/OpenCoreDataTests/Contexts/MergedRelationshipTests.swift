@@ -94,4 +94,25 @@ struct MergedRelationshipTests {
         #expect(storedX == [n.objectID])
         #expect(storedY == [f.m])
     }
+
+    /// A mood moved away from a country whose moods were not loaded: the country's list, loaded
+    /// for the removal, already leaves the mood out (its country changed, unsaved), yet the removal
+    /// is the country's change, and the save reports the country updated, so that a sibling
+    /// holding the country's moods refreshes them.
+    @Test func movingAnObjectReportsItsFormerDestinationUpdatedWhenItsListWasNotLoaded() throws {
+        let f = try Fixture()
+        let sibling = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        sibling.persistentStoreCoordinator = f.mover.persistentStoreCoordinator
+        let before = try sibling.performAndWait { moods(try sibling.existingObject(with: f.x)) }
+        #expect(before == [f.m])
+        let note = try f.moverMovesM(to: f.y)
+        let updated = Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
+        #expect(updated == [f.m, f.x, f.y])
+        let (after, problems) = try sibling.performAndWait {
+            sibling.mergeChanges(fromContextDidSave: note)
+            return (moods(try sibling.existingObject(with: f.x)), sibling._checkInvariants())
+        }
+        #expect(after.isEmpty)
+        #expect(problems.isEmpty, "\(problems)")
+    }
 }

@@ -317,15 +317,28 @@ struct FetchedResultsControllerTests {
     }
 
     /// The same, end to end: the context posts its ObjectsDidChange, here from the save that ends
-    /// each batch (delete rules run, so departments change too). Each batch saves: batches that
-    /// end with `processPendingChanges()` instead, leaving new objects unsaved across events, gave
-    /// the recorder repeated updates within one batch (not yet worked through).
+    /// each batch (delete rules run, so departments change too).
     @Test(arguments: [(true, 5), (false, 6), (true, 7)])
     func randomBatchesPostedByTheContextAgreeWithARecomputedModel(sectioned: Bool, seed: UInt64) throws {
         try randomBatches(sectioned: sectioned, seed: seed, contextPosts: true)
     }
 
-    private func randomBatches(sectioned: Bool, seed: UInt64, contextPosts: Bool) throws {
+    /// The same with batches ended by `processPendingChanges()`, nothing saved: new objects stay
+    /// unsaved across events, and an object changed in several events is reported once a batch.
+    @Test(arguments: [(true, 8), (true, 10), (false, 11)])
+    func randomBatchesOfUnsavedEventsAgreeWithARecomputedModel(sectioned: Bool, seed: UInt64) throws {
+        try randomBatches(sectioned: sectioned, seed: seed, contextPosts: true, saves: false)
+    }
+
+    /// Known issue, not yet worked through: with seed 9 (no sections, unsaved events) the
+    /// controller comes to hold one object more than the recomputed model from some batch on.
+    @Test func randomBatchesOfUnsavedEventsSeed9() throws {
+        withKnownIssue("seed 9: the controller keeps an object the model has dropped") {
+            try randomBatches(sectioned: false, seed: 9, contextPosts: true, saves: false)
+        }
+    }
+
+    private func randomBatches(sectioned: Bool, seed: UInt64, contextPosts: Bool, saves: Bool = true) throws {
         var random = SeededGenerator(seed: seed)
         var company = try CompanyFixture(departmentNames: ["A", "B", "C", "D", "E"])
         let predicate = NSPredicate(format: "age >= 20")
@@ -371,13 +384,18 @@ struct FetchedResultsControllerTests {
                     updated += [target].compactMap { $0 }
                 }
             }
-            if contextPosts {
+            if contextPosts, saves {
                 try company.context.save()
+            } else if contextPosts {
+                company.context.processPendingChanges()
             } else {
                 company.postChange(inserted: inserted, updated: updated, deleted: deleted)
             }
             let expected = company.expectedSections(predicate: predicate, sectioned: sectioned)
             #expect(sameSections(currentSections(controller), expected))
+            // Apple reports each object at most once a batch.
+            let reported = recorder.objectChanges.map { ObjectIdentifier($0.object) }
+            #expect(Set(reported).count == reported.count, "an object reported twice in one batch: \(recorder.describe())")
             #expect(sameSections(recorder.apply(to: old), expected), "the reported changes turn the old sections into the new")
             for (sectionIndex, section) in expected.enumerated() {
                 for (row, object) in section.objects.enumerated() {
