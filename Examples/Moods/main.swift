@@ -1,7 +1,9 @@
 // The README's first command: `swift run moods`. Run it twice.
 //
 // First run: builds the stack with NSPersistentContainer (seed 003), inserts moods whose countries
-// and continents are found or created (seed 004), saves to an embedded SQLite store.
+// and continents are found or created (seed 004), saves to an embedded SQLite store; then imports
+// more moods in a background context, merged into the view context as each save lands, with a
+// fetched results controller listing the moods per country (Import.swift).
 // Later runs: open the same file through a hand-made model, coordinator and context (seed 003's
 // other route) and list what is there. `--reset` deletes the store first.
 import Foundation
@@ -47,6 +49,7 @@ func firstRun() throws {
         try context.save()
         print("Saved \(samples.count) moods, \(countries) countries, \(continents) continents.")
     }
+    try importMoods(count: 600, batchSize: 200, at: samples, into: container)
 }
 
 func laterRun() throws {
@@ -63,10 +66,10 @@ func laterRun() throws {
     try moc.performAndWait {
         let moods = try moc.fetch(Mood.sortedFetchRequest)
         print("\(moods.count) moods in the store.")
-        print("Moods per country:")
+        print("Moods per country, and their places:")
         let countries = try moc.fetch(Country.sortedFetchRequest).sorted { $0.iso3166Code.name < $1.iso3166Code.name }
         for country in countries {
-            let places = country.moods.compactMap(\.location).map { String(format: "(%.2f, %.2f)", $0.latitude, $0.longitude) }.sorted()
+            let places = Set(country.moods.compactMap(\.location).map { String(format: "(%.2f, %.2f)", $0.latitude, $0.longitude) }).sorted()
             print("  \(country.iso3166Code.name): \(country.moods.count) \(places.joined(separator: " "))")
         }
         print("Countries per continent:")

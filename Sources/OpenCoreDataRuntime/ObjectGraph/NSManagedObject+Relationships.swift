@@ -84,6 +84,28 @@ extension NSManagedObject {
         if let inverse = relationship.inverseRelationship { for object in removed { object._inverseRemove(self, inverse: inverse) } }
     }
 
+    /// Whether this object's to-one `relationship` was changed (unsaved) to point at something
+    /// other than `owner`.
+    package func _hasUnsavedToOne(_ relationship: NSRelationshipDescription, otherThan owner: NSManagedObject) -> Bool {
+        _unsavedToOne(relationship, pointsAt: owner) == false
+    }
+
+    /// Whether this object's to-one `relationship` was changed (unsaved) to point at `owner`.
+    package func _hasUnsavedToOne(_ relationship: NSRelationshipDescription, pointingAt owner: NSManagedObject) -> Bool {
+        _unsavedToOne(relationship, pointsAt: owner) == true
+    }
+
+    /// Whether the unsaved value of the to-one `relationship` is `owner`; nil when the
+    /// relationship has no unsaved change (or the object is a fault).
+    private func _unsavedToOne(_ relationship: NSRelationshipDescription, pointsAt owner: NSManagedObject) -> Bool? {
+        guard !_isFault, _hasChangedSlots, let slot = _layout.indexByName[relationship.name], _changedSlotsContain(slot) else { return nil }
+        switch _values[slot] {
+        case let destination as NSManagedObject: return destination === owner
+        case let id as NSManagedObjectID: return id == owner.objectID
+        default: return false
+        }
+    }
+
     /// Makes `source` part of this object's `inverse` relationship, without recursing back.
     private func _inverseAdd(_ source: NSManagedObject, inverse: NSRelationshipDescription) {
         guard let slot = _layout.indexByName[inverse.name] else { return }
@@ -117,8 +139,12 @@ extension NSManagedObject {
         guard let slot = _layout.indexByName[inverse.name] else { return }
         if _isFault { _fireFault() }
         if inverse.isToMany {
+            // A list loaded just now already leaves `source` out (its to-one points elsewhere,
+            // unsaved: see `_loadToMany`); the removal is still this object's change, which a save
+            // must report (a sibling's copy of this object holds `source` until it is refreshed).
+            let loadsNow = !(_values[slot] is ManagedObjectList)
             _mutateToMany(slot: slot) { list in
-                guard list.contains(source) else { return false }
+                guard list.contains(source) else { return loadsNow }
                 list.remove(source)
                 return true
             }

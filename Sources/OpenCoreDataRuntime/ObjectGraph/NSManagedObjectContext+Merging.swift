@@ -132,10 +132,13 @@ extension NSManagedObjectContext {
             deletedIDs.append(id)
         }
         var faultsByEntity: [ObjectIdentifier: (NSEntityDescription, [NSManagedObject])] = [:]
+        // Changed objects last: their merged to-many relationships ask which members point back,
+        // and the unchanged members must have turned into faults (taking the store's values) first.
+        var changedObjects: [NSManagedObject] = []
         for id in changes.updated {
             guard let object = registry.object(for: id), !object._isInserted else { continue }
             if object.hasChanges {
-                refresh(object, mergeChanges: true)
+                changedObjects.append(object)
             } else if !object._isFault {
                 refresh(object, mergeChanges: false)  // loads again on next access, in batches
                 let entity = object.entity
@@ -145,6 +148,7 @@ extension NSManagedObjectContext {
             }
             refreshedIDs.append(id)
         }
+        for object in changedObjects { refresh(object, mergeChanges: true) }
         for (entity, faults) in faultsByEntity.values { _batchFaults(faults, entity: entity) }
         // A temporary ID names an object only a parent context holds: a child finds it through
         // its parent; a context on the coordinator could not.

@@ -36,8 +36,25 @@ extension NSManagedObjectContext {
         object._snapshot = values
         object._dropFetchedPropertyValues()
         object._version = version
+        _mergeChangedToManys(of: object)
         object.awake(fromSnapshotEvents: .refresh)
         _noteRefreshed(object)
+    }
+
+    /// A changed to-many relationship whose inverse is a to-one, refreshed keeping this context's
+    /// changes: the store's members (less those this context moved elsewhere) and the members
+    /// this context added, rather than the list as it was, which may hold objects another context
+    /// has since moved away (their to-ones, refreshed, point elsewhere).
+    private func _mergeChangedToManys(of object: NSManagedObject) {
+        for slot in object._changedSlots {
+            guard let relationship = object._layout.relationships[slot], relationship.isToMany, !relationship.isOrdered,
+                  let inverse = relationship.inverseRelationship, !inverse.isToMany,
+                  case .unordered(let members)? = object._values[slot] as? ManagedObjectList
+            else { continue }
+            var merged = Set(_loadToMany(relationship, of: object))
+            for member in members where member._hasUnsavedToOne(inverse, pointingAt: object) { merged.insert(member) }
+            object._values[slot] = ManagedObjectList.unordered(merged)
+        }
     }
 }
 

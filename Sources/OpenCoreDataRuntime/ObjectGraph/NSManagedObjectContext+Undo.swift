@@ -33,9 +33,7 @@ extension NSManagedObjectContext: UndoCheckpointClient {
     /// call (before an undo or redo, when a group opens or closes), so an undo group holds the
     /// changes made while it was open.
     ///
-    /// - Note: Linux: declared in an extension, so not `open`. Undoing the deletion of an object
-    ///   after that deletion was saved is not supported (logged and skipped); Apple inserts the
-    ///   object again.
+    /// - Note: Linux: declared in an extension, so not `open`.
     ///
     /// Related Core Data documentation: [undoManager](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/undomanager)
     public var undoManager: UndoManager? {
@@ -134,7 +132,7 @@ extension NSManagedObjectContext: UndoCheckpointClient {
         }
         for slot in object._changedSlots where values[slot] == nil {
             guard let relationship = object._layout.relationships[slot], relationship.isToMany else { continue }
-            let loaded = _loadToMany(relationship, of: object)
+            let loaded = _loadToMany(relationship, of: object, asSaved: true)
             values[slot] = relationship.isOrdered ? ManagedObjectList.ordered(loaded) : ManagedObjectList.unordered(Set(loaded))
         }
         return ContextUndoState.ObjectState(object: object, isAlive: true, values: values)
@@ -145,6 +143,19 @@ extension NSManagedObjectContext: UndoCheckpointClient {
         guard a.isAlive, !a.values.isEmpty, a.values.count == b.values.count else { return false }
         let derived = a.object._layout.derivedSlots
         return a.values.indices.contains { slot in !derived.contains(slot) && !Self._undoValuesEqual(a.values[slot], b.values[slot]) }
+    }
+
+    /// Registers `object`, whose deletion was saved, as inserted again with `values` (every slot
+    /// that holds a value counts as changed, as for a new object); it keeps its object ID.
+    private func _reinsertSavedDeletion(_ object: NSManagedObject, values: RowValues) {
+        register(object)
+        object._snapshot = nil
+        object._values = values
+        object._isFault = false
+        object._isDeleted = false
+        object._isInserted = true
+        inserted.insert(object)
+        for slot in values.indices where values[slot] != nil { object._insertChangedSlot(slot) }
     }
 
     /// Whether two slot values are the same: objects by identity (or ID), lists by their objects.
@@ -173,7 +184,12 @@ extension NSManagedObjectContext: UndoCheckpointClient {
             let isAlive = _undoIsAlive(object)
             if state.isAlive, !isAlive {
                 if object._contextLink == nil, !object._hasTemporaryID {
-                    reportMisuse("undo: the deletion of \(object.objectID) was saved; undoing it is not supported")
+                    // The deletion was saved: as on Apple, the object comes back as a new insert
+                    // with the values and relationships it had (the other objects' states in
+                    // this group put the inverses back); the next save writes it again.
+                    guard !state.values.isEmpty else { continue }
+                    _reinsertSavedDeletion(object, values: state.values)
+                    object.awake(fromSnapshotEvents: .undoDeletion)
                     continue
                 }
                 insert(object)  // undeletes a deleted object, inserts again a new one taken out

@@ -526,12 +526,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// no-action or deny rule, and a rollback that undeletes them finds the list right.
     /// In a child context an object with a temporary ID that it did not insert is an ancestor's new
     /// object: its destinations come from the parent.
-    package func _loadToMany(_ relationship: NSRelationshipDescription, of object: NSManagedObject) -> [NSManagedObject] {
+    package func _loadToMany(_ relationship: NSRelationshipDescription, of object: NSManagedObject, asSaved: Bool = false) -> [NSManagedObject] {
         if object._hasTemporaryID, _parentContext == nil || object._isInserted { return [] }
         guard persistentStoreCoordinator != nil || _parentContext != nil else { return [] }
         do {
             let value = try _newValue(forRelationship: relationship, of: object.objectID)
-            let objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
+            var objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
+            // The store's list less the objects this context moved elsewhere and has not saved
+            // (unless the list as saved is asked for): when a merge (or a refresh) turned `object`
+            // into a fault after another context saved, the list it loads must agree with this
+            // context's unsaved to-one changes.
+            if !asSaved, !changed.isEmpty, let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                objects.removeAll { $0._hasUnsavedToOne(inverse, otherThan: object) }
+            }
             // (A child's faults fire through its parent one by one: batches are fetches from the stores.)
             if _parentContext == nil, let destination = relationship.destinationEntity { _batchFaults(objects, entity: destination) }
             return objects

@@ -317,15 +317,20 @@ struct FetchedResultsControllerTests {
     }
 
     /// The same, end to end: the context posts its ObjectsDidChange, here from the save that ends
-    /// each batch (delete rules run, so departments change too). Each batch saves: batches that
-    /// end with `processPendingChanges()` instead, leaving new objects unsaved across events, gave
-    /// the recorder repeated updates within one batch (not yet worked through).
+    /// each batch (delete rules run, so departments change too).
     @Test(arguments: [(true, 5), (false, 6), (true, 7)])
     func randomBatchesPostedByTheContextAgreeWithARecomputedModel(sectioned: Bool, seed: UInt64) throws {
         try randomBatches(sectioned: sectioned, seed: seed, contextPosts: true)
     }
 
-    private func randomBatches(sectioned: Bool, seed: UInt64, contextPosts: Bool) throws {
+    /// The same with batches ended by `processPendingChanges()`, nothing saved: new objects stay
+    /// unsaved across events, and an object changed in several events is reported once a batch.
+    @Test(arguments: [(true, 8), (false, 9), (true, 10)])
+    func randomBatchesOfUnsavedEventsAgreeWithARecomputedModel(sectioned: Bool, seed: UInt64) throws {
+        try randomBatches(sectioned: sectioned, seed: seed, contextPosts: true, saves: false)
+    }
+
+    private func randomBatches(sectioned: Bool, seed: UInt64, contextPosts: Bool, saves: Bool = true) throws {
         var random = SeededGenerator(seed: seed)
         var company = try CompanyFixture(departmentNames: ["A", "B", "C", "D", "E"])
         let predicate = NSPredicate(format: "age >= 20")
@@ -333,6 +338,10 @@ struct FetchedResultsControllerTests {
             company.employee(String(format: "e%03d", index), age: Int32(random.next(below: 60)),
                              department: random.next(below: 6) == 0 ? nil : company.departments[random.next(below: 5)])
         }
+        // The fixture's event ends before the controller fetches, as an app's would: an object the
+        // controller fetched while it was new and unreported, then deleted in the same event, is in
+        // no set of that event's ObjectsDidChange (Apple's rule), so the controller would keep it.
+        company.context.processPendingChanges()
         let controller = NSFetchedResultsController(
             fetchRequest: CompanyFixture.request(predicate: predicate), managedObjectContext: company.context,
             sectionNameKeyPath: sectioned ? "department.name" : nil, cacheName: nil)
@@ -371,13 +380,23 @@ struct FetchedResultsControllerTests {
                     updated += [target].compactMap { $0 }
                 }
             }
-            if contextPosts {
+            if contextPosts, saves {
                 try company.context.save()
+            } else if contextPosts {
+                company.context.processPendingChanges()
             } else {
                 company.postChange(inserted: inserted, updated: updated, deleted: deleted)
             }
             let expected = company.expectedSections(predicate: predicate, sectioned: sectioned)
             #expect(sameSections(currentSections(controller), expected))
+            // Apple reports each object at most once between will- and didChangeContent.
+            var changes = recorder.objectChanges.makeIterator()
+            var batch: [ObjectIdentifier] = []
+            for event in recorder.events {
+                if event == "will" { batch = [] }
+                if event == "object", let change = changes.next() { batch.append(ObjectIdentifier(change.object)) }
+                if event == "did" { #expect(Set(batch).count == batch.count, "an object reported twice in one batch: \(recorder.describe())") }
+            }
             #expect(sameSections(recorder.apply(to: old), expected), "the reported changes turn the old sections into the new")
             for (sectionIndex, section) in expected.enumerated() {
                 for (row, object) in section.objects.enumerated() {
@@ -385,6 +404,8 @@ struct FetchedResultsControllerTests {
                 }
             }
             #expect(controller.fetchedObjects?.count == expected.reduce(0) { $0 + $1.objects.count })
+            // One batch that disagrees is enough: the later ones inherit its difference.
+            if !sameSections(currentSections(controller), expected) { return }
         }
     }
 }

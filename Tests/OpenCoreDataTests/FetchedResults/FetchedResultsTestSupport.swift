@@ -61,10 +61,27 @@ final class FetchedResultsRecorder: NSFetchedResultsControllerDelegate {
         return (objects + sections).joined(separator: "; ")
     }
 
-    /// The sections after applying the recorded changes to `old` as UIKit's batch updates do: deletes
-    /// and moves' origins at old paths (last first), section deletes, section inserts, then inserts
-    /// and moves' destinations at new paths (first first). Updates must name the object at both paths.
+    /// The sections after applying the recorded changes to `old` as UIKit's batch updates do, one
+    /// batch (will- to didChangeContent) after the other: deletes and moves' origins at old paths
+    /// (last first), section deletes, section inserts, then inserts and moves' destinations at new
+    /// paths (first first). Updates must name the object at both paths.
     func apply(to old: [(name: String, objects: [NSManagedObject])]) -> [(name: String, objects: [NSManagedObject])] {
+        var batches: [(objects: [ObjectChange], sections: [SectionChange])] = []
+        var objects = objectChanges.makeIterator(), sections = sectionChanges.makeIterator()
+        for event in events {
+            switch event {
+            case "will": batches.append(([], []))
+            case "object": if let change = objects.next(), !batches.isEmpty { batches[batches.count - 1].objects.append(change) }
+            case "section": if let change = sections.next(), !batches.isEmpty { batches[batches.count - 1].sections.append(change) }
+            default: break
+            }
+        }
+        if batches.count <= 1 { return apply(objectChanges, sectionChanges, to: old) }
+        return batches.reduce(old) { apply($1.objects, $1.sections, to: $0) }
+    }
+
+    private func apply(_ objectChanges: [ObjectChange], _ sectionChanges: [SectionChange],
+                       to old: [(name: String, objects: [NSManagedObject])]) -> [(name: String, objects: [NSManagedObject])] {
         var sections = old
         let removals = objectChanges.filter { $0.type == .delete || $0.type == .move }
             .map { $0.indexPath! }.sorted { ($0[0], $0[1]) > ($1[0], $1[1]) }

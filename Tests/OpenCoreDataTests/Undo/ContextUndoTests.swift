@@ -124,6 +124,29 @@ struct ContextUndoTests {
         #expect((books.value(forKey: "employees") as? Set<NSManagedObject>) == [ann])
     }
 
+    /// Apple: undoing a deletion after the deletion was saved inserts the object again, with the
+    /// values and relationships it had; the next save writes it back. Redo deletes it again.
+    @Test func aSavedDeletionIsUndoneAsAnInsertThatTheNextSaveWrites() throws {
+        let (context, undoManager, apps, ann) = try fixture()
+        event(undoManager) { context.delete(ann) }
+        try context.save()
+        #expect(ann.managedObjectContext == nil)
+        context.undo()
+        #expect(ann.managedObjectContext === context)
+        #expect(context.insertedObjects == [ann])
+        #expect(ann.value(forKey: "name") as? String == "Ann")
+        #expect(ann.value(forKey: "department") as? NSManagedObject === apps)
+        #expect(apps.value(forKey: "employees") as? Set<NSManagedObject> == [ann])
+        try context.save()
+        let reader = StoreHarness.context(try #require(context.persistentStoreCoordinator))
+        let employees = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Employee"))
+        #expect(employees.map { $0.value(forKey: "name") as? String } == ["Ann"])
+        #expect((employees.first?.value(forKey: "department") as? NSManagedObject)?.value(forKey: "name") as? String == "Apps")
+        context.redo()
+        #expect(ann.isDeleted)
+        #expect(apps.value(forKey: "employees") as? Set<NSManagedObject> == [])
+    }
+
     @Test func aChangeSavedIsUndoneAsAnUnsavedChange() throws {
         let (context, undoManager, _, ann) = try fixture()
         event(undoManager) { ann.setValue("Anna", forKey: "name") }
