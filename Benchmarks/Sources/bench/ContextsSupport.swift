@@ -16,6 +16,10 @@ extension Sizes {
     /// c2: rows a read fetches and a writer's save changes: a block of ids (1,000 at N = 100,000).
     var readBlock: Int { max(1, min(1000, n / 100)) }
     var readBlocks: Int { max(1, n / readBlock) }
+    /// c2: the writer starts a save every 20 ms (50 saves of 1,000 rows a second). A writer that
+    /// never paused would keep one of this machine's two cores, and no store could then give two
+    /// readers more than 1.33× one reader's throughput.
+    static let writerPeriod = 0.020
     /// c2: reads each reader makes in each phase (500 at N = 100,000).
     var readsPerReader: Int { max(10, n / 200) }
     /// c3: objects saved and merged (10,000 at N = 100,000), and the rounds whose medians are taken.
@@ -126,7 +130,8 @@ struct ReadersSides: Sendable {
     var makeWriter: @Sendable () throws -> (_ block: Int, _ timeline: Timeline) throws -> Span
 }
 
-/// The readers case: a writer saves block after block the whole time; first one reader makes its
+/// The readers case: a writer saves block after block the whole time (one every
+/// ``Sizes/writerPeriod``); first one reader makes its
 /// reads, then two readers make theirs each. Throughput is reads per second of each phase; every
 /// read is timed, and so is every save, to tell whether reads that started during a save took
 /// longer (they waited for it).
@@ -146,10 +151,14 @@ func runReadersCase(_ sides: ReadersSides, sizes: Sizes) throws -> Measurement {
         let save = try sides.makeWriter()
         var s = 0
         repeat {
+            let step = timeline.now()
             let span = try save(s % sizes.readBlocks, timeline)
             shared.saves.withLock { $0.append(span) }
             if s == 0 { shared.writerStarted.signal() }
             s += 1
+            // Paced, so that the writer leaves the readers the cores a parallel store could give them.
+            let pause = step + Sizes.writerPeriod - timeline.now()
+            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
         } while !shared.stop.load(ordering: .relaxed)
     }
     // The readers start against a writer already at work (or one that failed: join reports it).

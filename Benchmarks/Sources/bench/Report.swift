@@ -131,10 +131,14 @@ struct Report {
                     + "save median \(f(m[Metric.saveMedian])) ms"
                 let ratio = m[Metric.readersRatio] ?? 0
                 // A read held up by a save waits for half the save on average.
+                // Judged only on 20 reads or more that started during a save (a preempted read
+                // or two would decide it otherwise).
                 let waited = (m[Metric.readInSaveMedian] ?? 0) - (m[Metric.readMedian] ?? 0)
                     > 0.25 * (m[Metric.saveMedian] ?? 0)
+                let verdict = (m[Metric.readsInSave] ?? 0) < 20
+                    ? "too few reads during saves to tell" : waited ? "reads waited" : "no wait seen"
                 target = "2 readers ≥ 1.7× 1 reader; reads do not wait for the writer"
-                met = "\(f(ratio))× \(ratio >= 1.7 ? "yes" : "no"); " + (waited ? "reads waited" : "no wait seen")
+                met = "\(f(ratio))× \(ratio >= 1.7 ? "yes" : "no"); " + verdict
             case CaseKind.mergeSave.rawValue:
                 figures = "save \(f(m[Metric.save])) ms, merge \(f(m[Metric.merge])) ms"
                 let ratio = m[Metric.mergeOverSave] ?? .infinity
