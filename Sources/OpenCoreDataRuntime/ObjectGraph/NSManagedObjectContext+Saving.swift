@@ -22,11 +22,13 @@ extension NSManagedObjectContext {
         defer {
             _changeLog.isSaving = wasSaving
             _changeLog.keepCountsOfSaveReports()  // (empty after a successful save)
+            _changeLog.saveReport = nil
         }
         _changeLog.saveReport = nil
         processPendingChanges()
-        let reported = _changeLog.saveReport  // what its ObjectsDidChange posted, if it was everything
-        _changeLog.saveReport = nil
+        // What its ObjectsDidChange posted, if it was everything; kept for the save, so that the
+        // events of `willSave()`'s rounds see when nothing changed since (`_endChangeEvent()`).
+        let reported = _changeLog.saveReport
         _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
         guard hasChanges else { return try _saveWithoutChanges() }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
