@@ -28,7 +28,7 @@ extension NSManagedObjectContext {
         processPendingChanges()
         // What its ObjectsDidChange posted, if it was everything; kept for the save, so that the
         // events of `willSave()`'s rounds see when nothing changed since (`_endChangeEvent()`).
-        let reported = _changeLog.saveReport
+        var reported = _changeLog.saveReport
         _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
         guard hasChanges else { return try _saveWithoutChanges() }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
@@ -53,7 +53,7 @@ extension NSManagedObjectContext {
             try _executeSaveResolvingConflicts(coordinator, inserted: &insertedNow, updated: &updatedNow, deleted: &deletedNow)
         }
 
-        let sets = reported.flatMap { reported -> ReportedChanges? in
+        var sets = reported.flatMap { reported -> ReportedChanges? in
             guard reported.mutations == mutationsBefore, _tableMutations == mutationsBefore,
                   reported.inserted.count == insertedNow.count, reported.updated.count == updatedNow.count,
                   reported.deleted.count == deletedNow.count else { return nil }
@@ -90,6 +90,14 @@ extension NSManagedObjectContext {
         _postDidSaveObjectIDs(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
         _turnSavedDeletionsIntoFaults(deletedNow)
         _deliverToAutomaticMergers(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
+        // The sets hold the objects in hash order: let them go while the arrays still hold them,
+        // so that new objects nobody else keeps are freed in the order they were made (in hash
+        // order each one's registry page and memory is a cache miss: case 1 took 13% longer).
+        withExtendedLifetime((insertedNow, updatedNow, deletedNow)) {
+            reported = nil
+            sets = nil
+            _changeLog.saveReport = nil
+        }
     }
 }
 
