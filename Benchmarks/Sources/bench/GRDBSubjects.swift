@@ -178,10 +178,13 @@ struct GRDBRecordsSubject: Subject {
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
         if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
+        if kind.isContexts { return try runContexts(kind, sizes: sizes, directory: directory) }  // Contexts*.swift
         let queue = try open(directory, create: kind.fixture == .none)
         switch kind {
         case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
             throw BenchError("the migration cases run in Migrations.swift")
+        case .importContexts, .readers, .mergeSave, .frcInsert:
+            throw BenchError("the contexts cases run in Contexts.swift and ContextsPeers.swift")
         case .insert:
             return try measure {
                 try queue.write { db in
@@ -346,10 +349,13 @@ struct GRDBSQLSubject: Subject {
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
         if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
+        if kind.isContexts { return try runContexts(kind, sizes: sizes, directory: directory) }  // Contexts*.swift
         let queue = try open(directory, create: kind.fixture == .none)
         switch kind {
         case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
             throw BenchError("the migration cases run in Migrations.swift")
+        case .importContexts, .readers, .mergeSave, .frcInsert:
+            throw BenchError("the contexts cases run in Contexts.swift and ContextsPeers.swift")
         case .insert:
             return try measure {
                 try queue.write { db in try Self.insertItems(0..<sizes.n, db) }

@@ -183,11 +183,14 @@ final class OpenCoreDataSubject: Subject {
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
         if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
+        if kind.isContexts { return try runContexts(kind, sizes: sizes, directory: directory) }  // Contexts*.swift
         let context = try context(directory)
         return try context.performAndWait { () throws -> Measurement in
             switch kind {
             case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
                 throw BenchError("the migration cases run in Migrations.swift")
+            case .importContexts, .readers, .mergeSave, .frcInsert:
+                throw BenchError("the contexts cases run in Contexts.swift")
             case .insert:
                 return try measure {
                     for i in 0..<sizes.n { Self.insertItem(i, into: context) }

@@ -20,14 +20,16 @@ struct Options: Sendable {
     static let current = parse(Array(CommandLine.arguments.dropFirst()))
 
     static let usage = """
-        usage: bench [--n N] [--reps R] [--cases 1,2,5,8p,9] [--libraries ocd,raw,grdb-records,grdb-sql,floor]
+        usage: bench [--n N] [--reps R] [--cases 1,2,5,8p,9,c2] [--libraries ocd,raw,grdb-records,grdb-sql,floor]
                      [--json FILE] [--store sqlite|memory] [--predicates format|ast] [--batched lazy|array]
                      [--timeout SECONDS]
 
           --n N          rows per case (default 100000); case 4 does N/10 lookups, case 7 N/10 moods,
                          case 8 N/100 countries of 100 moods, case 9 2.5N, 5N and 10N rows
           --reps R       repetitions per case and library, each on a fresh file (default 5); medians reported
-          --cases        which cases (default all: 1,2,3,4,5,6,7,8,8p,9)
+          --cases        which cases (default all: 1,2,3,4,5,6,7,8,8p,9,m1,m2,m3,c1,c2,c3,c4); c1–c4 are
+                         issue 40's: 4 importers merged into a view context, 1 vs 2 readers beside a
+                         writer, a did-save's merge against the save, one insert into an N-row FRC
           --libraries    which libraries (default ocd,raw,grdb-records,grdb-sql); floor, only by request, is
                          the least an object graph does on Apple's table (cases 2, 4 and 5)
           --json FILE    also write the results as JSON to FILE

@@ -5,13 +5,16 @@ import Foundation
 final class RawDatabase {
     let handle: OpaquePointer
 
-    init(path: String) throws {
+    /// `busyTimeout` (milliseconds): how long a statement waits for another connection's lock
+    /// before it fails with `SQLITE_BUSY` (the contexts cases, whose connections share a file).
+    init(path: String, busyTimeout: Int32 = 0) throws {
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK, let db else {
             throw BenchError("sqlite3_open_v2(\(path)) failed")
         }
         handle = db
+        if busyTimeout > 0 { sqlite3_busy_timeout(db, busyTimeout) }
         // The same pragmas the other libraries run with.
         try execute("PRAGMA journal_mode = WAL")
         try execute("PRAGMA synchronous = NORMAL")

@@ -10,10 +10,12 @@ struct RawSubject: Subject {
         return db
     }
 
-    static func insertItems(_ range: Range<Int>, into db: RawDatabase) throws {
+    /// Inserts `range`'s items in one transaction; `immediate` takes the write lock at `BEGIN` (for
+    /// writers that share the file: a busy timeout then applies instead of a lock upgrade failing).
+    static func insertItems(_ range: Range<Int>, into db: RawDatabase, immediate: Bool = false) throws {
         let insert = try db.prepare(
             "INSERT INTO item(id, name, rank, score, weight, createdAt, flag, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        try db.execute("BEGIN")
+        try db.execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         for i in range {
             let v = ItemValues(i)
             insert.bind(1, v.id)
@@ -59,10 +61,13 @@ struct RawSubject: Subject {
 
     func run(_ kind: CaseKind, sizes: Sizes, directory: URL) throws -> Measurement {
         if kind.isMigration { return try runMigration(kind, directory: directory) }  // Migrations.swift
+        if kind.isContexts { return try runContexts(kind, sizes: sizes, directory: directory) }  // Contexts*.swift
         let db = try open(directory, create: kind.fixture == .none)
         switch kind {
         case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity:
             throw BenchError("the migration cases run in Migrations.swift")
+        case .importContexts, .readers, .mergeSave, .frcInsert:
+            throw BenchError("the contexts cases run in Contexts.swift and ContextsPeers.swift")
         case .insert:
             return try measure {
                 try Self.insertItems(0..<sizes.n, into: db)

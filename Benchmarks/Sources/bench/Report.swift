@@ -92,6 +92,7 @@ struct Report {
             }
             lines.append("| \(job.id) | \(job.n) | " + cells.joined(separator: " | ") + " |")
         }
+        lines += contextsTable()
         let notes = records.compactMap { r in r.note.map { "- case \(r.case), \(r.library): \($0)" } }
         if !notes.isEmpty {
             lines.append("")
@@ -99,6 +100,62 @@ struct Report {
             lines.append(contentsOf: notes)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Issue 40's targets for the contexts cases (c1–c4), from each run's ``Metric``s (medians over
+    /// the repetitions); empty when none of them ran.
+    func contextsTable() -> [String] {
+        let rows = records.filter { $0.status == "ok" && $0.metrics != nil }
+        guard !rows.isEmpty else { return [] }
+        func f(_ value: Double?, _ digits: Int = 2) -> String {
+            value.map { String(format: "%.\(digits)f", $0) } ?? "—"
+        }
+        var lines = ["", "Issue 40's contexts cases (medians of the repetitions' figures):", ""]
+        lines.append("| case | library | figures | target | met |")
+        lines.append("|---|---|---|---|---|")
+        for r in rows {
+            let m = r.metrics ?? [:]
+            var figures = ""
+            var target = ""
+            var met = ""
+            switch r.case {
+            case CaseKind.importContexts.rawValue:
+                figures = "\(f(m[Metric.rowsPerSecond], 0)) rows/s"
+                    + (m[Metric.mergeLag].map { ", view context done merging \(f($0)) ms after the last save" } ?? "")
+                target = "all rows imported and merged"
+                met = "yes"
+            case CaseKind.readers.rawValue:
+                figures = "1 reader \(f(m[Metric.oneReader], 0))/s, 2 readers \(f(m[Metric.twoReaders], 0))/s; "
+                    + "read median \(f(m[Metric.readMedian])) ms, max \(f(m[Metric.readMax])) ms, "
+                    + "started during a save (\(f(m[Metric.readsInSave], 0))) \(f(m[Metric.readInSaveMedian])) ms; "
+                    + "save median \(f(m[Metric.saveMedian])) ms"
+                let ratio = m[Metric.readersRatio] ?? 0
+                // A read held up by a save waits for half the save on average.
+                // Judged only on 20 reads or more that started during a save (a preempted read
+                // or two would decide it otherwise).
+                let waited = (m[Metric.readInSaveMedian] ?? 0) - (m[Metric.readMedian] ?? 0)
+                    > 0.25 * (m[Metric.saveMedian] ?? 0)
+                let verdict = (m[Metric.readsInSave] ?? 0) < 20
+                    ? "too few reads during saves to tell" : waited ? "reads waited" : "no wait seen"
+                target = "2 readers ≥ 1.7× 1 reader; reads do not wait for the writer"
+                met = "\(f(ratio))× \(ratio >= 1.7 ? "yes" : "no"); " + verdict
+            case CaseKind.mergeSave.rawValue:
+                figures = "save \(f(m[Metric.save])) ms, merge \(f(m[Metric.merge])) ms"
+                let ratio = m[Metric.mergeOverSave] ?? .infinity
+                target = "merge ≤ 0.5 × save"
+                met = "\(f(ratio))× \(ratio <= 0.5 ? "yes" : "no")"
+            case CaseKind.frcInsert.rawValue:
+                figures = "delivery median \(f(m[Metric.deliveryMedian], 3)) ms, max \(f(m[Metric.deliveryMax], 3)) ms; "
+                    + "\(f(m[Metric.statements], 0)) SQL statements while delivering; performFetch \(f(m[Metric.fetch], 0)) ms"
+                let delivery = m[Metric.deliveryMedian] ?? .infinity
+                target = "< 1 ms, no re-fetch"
+                met = delivery < 1 && m[Metric.statements] == 0 ? "yes" : "no"
+            default:
+                continue
+            }
+            lines.append("| \(r.case) | \(r.library) | \(figures) | \(target) | \(met) |")
+        }
+        return lines
     }
 
     struct Document: Codable {

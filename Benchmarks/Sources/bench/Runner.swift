@@ -6,6 +6,8 @@ struct ChildResult: Codable {
     var ms: Double
     var check: Int64
     var peakRSSMB: Double
+    /// The contexts cases' own figures (``Metric``); nil for the other cases.
+    var metrics: [String: Double]?
 }
 
 func peakRSSMegabytes() -> Double {
@@ -39,7 +41,8 @@ func runChild(_ options: Options, phase: String) -> Never {
         if phase == "run" || phase == "both" {
             let measurement = try target.run(kind, sizes: sizes, directory: url)
             let result = ChildResult(
-                ms: measurement.milliseconds, check: measurement.check, peakRSSMB: peakRSSMegabytes())
+                ms: measurement.milliseconds, check: measurement.check, peakRSSMB: peakRSSMegabytes(),
+                metrics: measurement.metrics.isEmpty ? nil : measurement.metrics)
             let json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
             print("RESULT \(json)")
         }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The cases. `8p` is case 8 with prefetching; case 9 runs once per row count.
+/// The cases. `8p` is case 8 with prefetching; case 9 runs once per row count; c1–c4 are issue 40's
+/// many-contexts cases (`Contexts.swift`, `ContextsPeers.swift`).
 enum CaseKind: String, CaseIterable, Sendable, LosslessStringConvertible {
     init?(_ description: String) { self.init(rawValue: description) }
     var description: String { rawValue }
@@ -18,6 +19,10 @@ enum CaseKind: String, CaseIterable, Sendable, LosslessStringConvertible {
     case migrateAddAttribute = "m1"
     case migrateRenameAttribute = "m2"
     case migrateAddEntity = "m3"
+    case importContexts = "c1"
+    case readers = "c2"
+    case mergeSave = "c3"
+    case frcInsert = "c4"
 
     var title: String {
         switch self {
@@ -34,6 +39,10 @@ enum CaseKind: String, CaseIterable, Sendable, LosslessStringConvertible {
         case .migrateAddAttribute: "migrate 10N rows: add an attribute"
         case .migrateRenameAttribute: "migrate 10N rows: rename an attribute"
         case .migrateAddEntity: "migrate 10N rows: add an entity with a relationship"
+        case .importContexts: "4 importers, saves of 1,000, merged into view"
+        case .readers: "1 vs 2 readers while a writer saves"
+        case .mergeSave: "merge did-save of N/10 updates vs the save"
+        case .frcInsert: "one insert into an N-row FRC with sections"
         }
     }
 
@@ -41,19 +50,26 @@ enum CaseKind: String, CaseIterable, Sendable, LosslessStringConvertible {
     enum Fixture { case none, items, countriesAndMoods }
     var fixture: Fixture {
         switch self {
-        case .insert, .findOrCreate: .none
+        case .insert, .findOrCreate, .importContexts: .none
         case .fetchAll, .faults, .lookups, .update, .delete, .memory: .items
         case .migrateAddAttribute, .migrateRenameAttribute, .migrateAddEntity: .items
         case .traverse, .traversePrefetch: .countriesAndMoods
+        case .readers, .mergeSave, .frcInsert: .items
         }
     }
 
     /// Whether the case changes its file (then every repetition needs its own copy).
-    var writes: Bool { self == .insert || self == .update || self == .delete || self == .findOrCreate || isMigration }
+    var writes: Bool {
+        self == .insert || self == .update || self == .delete || self == .findOrCreate || isMigration || isContexts
+    }
 
     /// The lightweight-migration cases (issue 8): the store holds 10N items (1,000,000 at N =
     /// 100,000) written with the first model; the measured part opens it with the second.
     var isMigration: Bool { self == .migrateAddAttribute || self == .migrateRenameAttribute || self == .migrateAddEntity }
+
+    /// Issue 40's cases: several contexts (or connections) at once, merging, and the fetched results
+    /// controller. Each reports figures of its own besides its time (``Measurement/metrics``).
+    var isContexts: Bool { self == .importContexts || self == .readers || self == .mergeSave || self == .frcInsert }
 }
 
 enum Library: String, CaseIterable, Sendable {
@@ -69,10 +85,12 @@ enum Library: String, CaseIterable, Sendable {
     static let defaults: [Library] = [.ocd, .raw, .grdbRecords, .grdbSQL]
 }
 
-/// The measured part of one run: elapsed time and a checksum the libraries must agree on.
+/// The measured part of one run: elapsed time and a checksum the libraries must agree on, and for
+/// the contexts cases the figures their targets are stated in (``Metric``).
 struct Measurement {
     var milliseconds: Double
     var check: Int64
+    var metrics: [String: Double] = [:]
 }
 
 /// Times `body`, which returns the run's checksum.
@@ -96,6 +114,11 @@ protocol Subject {
 /// Why a library has no result for a case, when it has none by design.
 func pendingReason(_ kind: CaseKind, _ library: Library) -> String? {
     // The libraries have every case since prefetching (8p) and fetchBatchSize (9) landed (issue 5).
+    if [.mergeSave, .frcInsert].contains(kind), library != .ocd {
+        return kind == .mergeSave
+            ? "a context's merge of another's did-save: OpenCoreData only"
+            : "NSFetchedResultsController: OpenCoreData only"
+    }
     if library == .floor, ![.fetchAll, .lookups, .update].contains(kind) {
         return "the floor measures cases 2, 4 and 5 only"
     }

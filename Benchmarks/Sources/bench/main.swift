@@ -24,6 +24,8 @@ struct Record: Codable {
     var reps_ms: [Double]
     var check: Int64?
     var note: String?
+    /// The contexts cases' figures (``Metric``), each the median over the repetitions.
+    var metrics: [String: Double]?
 }
 
 func log(_ message: String) { FileHandle.standardError.write(Data("\(message)\n".utf8)) }
@@ -114,6 +116,7 @@ for job in jobs {
                 log(
                     "case \(job.id) \(library.rawValue) rep \(rep + 1)/\(options.reps): "
                         + "\(String(format: "%.1f", result.ms)) ms, peak \(String(format: "%.0f", result.peakRSSMB)) MB"
+                        + (result.metrics.map { " " + Metric.summary($0) } ?? "")
                 )
             case .failed(let message):
                 status[library] = "failed"
@@ -149,7 +152,7 @@ for job in jobs {
                 case: job.id, title: job.kind.title, library: library.rawValue, n: job.n,
                 status: status[library] ?? (wrong ? "wrong" : "ok"), median_ms: median(results.map(\.ms)),
                 peak_rss_mb: results.map(\.peakRSSMB).max(), reps_ms: results.map(\.ms), check: results.first?.check,
-                note: note))
+                note: note, metrics: Metric.medians(results.compactMap(\.metrics))))
     }
 }
 

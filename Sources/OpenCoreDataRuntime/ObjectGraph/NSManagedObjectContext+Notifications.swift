@@ -230,6 +230,14 @@ extension NSManagedObjectContext {
     /// refreshed or merged in since, that are not in another set.
     package func _endChangeEvent() {
         if inserted.isEmpty && deleted.isEmpty && changed.isEmpty && _changeLog.isEmpty { return }
+        // A save's later round (after `willSave()`) whose tables are as its first report posted them
+        // whole, with nothing noted or counted since: every object would be found in the reported
+        // sets (a hash lookup each, 10% of a save of new objects), and nothing would be posted.
+        if _changeLog.isSaving, _changeLog.reportedUpdates.isEmpty, _changeLog.hasNothingNoted,
+            let report = _changeLog.saveReport, report.mutations == _tableMutations
+        {
+            return
+        }
         // Whether the report is the whole of the tables (nothing reported or noted before it).
         let reportsEverything = _changeLog.isEmpty
         var log = _changeLog

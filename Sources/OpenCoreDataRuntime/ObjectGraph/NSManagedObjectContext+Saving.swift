@@ -22,11 +22,13 @@ extension NSManagedObjectContext {
         defer {
             _changeLog.isSaving = wasSaving
             _changeLog.keepCountsOfSaveReports()  // (empty after a successful save)
+            _changeLog.saveReport = nil
         }
         _changeLog.saveReport = nil
         processPendingChanges()
-        let reported = _changeLog.saveReport  // what its ObjectsDidChange posted, if it was everything
-        _changeLog.saveReport = nil
+        // What its ObjectsDidChange posted, if it was everything; kept for the save, so that the
+        // events of `willSave()`'s rounds see when nothing changed since (`_endChangeEvent()`).
+        var reported = _changeLog.saveReport
         _propagatePendingDeletes()  // also when `propagatesDeletesAtEndOfEvent` is off
         guard hasChanges else { return try _saveWithoutChanges() }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
@@ -57,7 +59,7 @@ extension NSManagedObjectContext {
             saved = true
         }
 
-        let sets = reported.flatMap { reported -> ReportedChanges? in
+        var sets = reported.flatMap { reported -> ReportedChanges? in
             guard reported.mutations == mutationsBefore, _tableMutations == mutationsBefore,
                   reported.inserted.count == insertedNow.count, reported.updated.count == updatedNow.count,
                   reported.deleted.count == deletedNow.count else { return nil }
@@ -94,6 +96,14 @@ extension NSManagedObjectContext {
         _postDidSaveObjectIDs(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
         _turnSavedDeletionsIntoFaults(deletedNow)
         _deliverToAutomaticMergers(inserted: insertedNow, updated: updatedNow, deleted: deletedNow)
+        // The sets hold the objects in hash order: let them go while the arrays still hold them,
+        // so that new objects nobody else keeps are freed in the order they were made (in hash
+        // order each one's registry page and memory is a cache miss: case 1 took 13% longer).
+        withExtendedLifetime((insertedNow, updatedNow, deletedNow)) {
+            reported = nil
+            sets = nil
+            _changeLog.saveReport = nil
+        }
     }
 }
 
