@@ -64,7 +64,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
 
     private var _ownProperties: [NSPropertyDescription] = []
     private var _subentities: [NSEntityDescription] = []
-    private let layoutCache = Locked<EntityLayout?>(nil)
+    private let layoutCache = Locked<LayoutCache>(LayoutCache())
     private let layoutBits = Atomic<UInt>(0)
     private let retiredLayouts = Locked<[EntityLayout]>([])
 
@@ -197,12 +197,28 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         let bits = layoutBits.load(ordering: .acquiring)
         if bits != 0 { return Unmanaged<EntityLayout>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue() }
         return layoutCache.withLock { cache in
-            if let cache { return cache }
+            if let layout = cache.layout { return layout }
+            guard managedObjectModel != nil else {
+                // No model's `deinit` will break entity <-> layout: the objects hold the layout,
+                // which goes with the last of them (and then the entity, unless the app keeps it).
+                // Never published for the unlocked read, since it can be freed.
+                if let layout = cache.looseLayout { return layout }
+                let made = EntityLayout(entity: self)
+                cache.looseLayout = made
+                return made
+            }
             let made = EntityLayout(entity: self)
-            cache = made
+            cache.layout = made
             layoutBits.store(UInt(bitPattern: Unmanaged.passUnretained(made).toOpaque()), ordering: .releasing)
             return made
         }
+    }
+
+    /// The entity's layout: held for good (until its model goes) by an entity of a model, and
+    /// only while objects hold it by an entity outside one.
+    private struct LayoutCache {
+        var layout: EntityLayout?
+        weak var looseLayout: EntityLayout?
     }
 
     /// ``layout`` lent to `body` without a retain: the entity keeps it (once a fetch's layout was
@@ -220,7 +236,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     package func _releaseLayouts() {
         layoutCache.withLock { cache in
             layoutBits.store(0, ordering: .releasing)
-            cache = nil
+            cache.layout = nil
         }
         retiredLayouts.withLock { $0.removeAll() }
     }
@@ -228,8 +244,9 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     package func invalidateLayout() {
         layoutCache.withLock { cache in
             layoutBits.store(0, ordering: .releasing)
-            if let cache { retiredLayouts.withLock { $0.append(cache) } }
-            cache = nil
+            // A loose layout was never published for the unlocked read: nothing to keep.
+            if let layout = cache.layout { retiredLayouts.withLock { $0.append(layout) } }
+            cache = LayoutCache()
         }
         for child in _subentities { child.invalidateLayout() }
     }
@@ -254,7 +271,7 @@ package final class EntityLayout: @unchecked Sendable {
     /// trapped there once the object's ID (which held the entity) was no longer made eagerly.
     /// The entity keeps its layout too; the cycle is broken when the model goes
     /// (``NSEntityDescription/_releaseLayouts()``), after which the layouts its objects hold keep
-    /// it alive. An entity never put in a model keeps its layout for good.
+    /// it alive. An entity outside a model holds its layout weakly, so there is no cycle.
     package let entity: NSEntityDescription
     package let properties: [NSPropertyDescription]
     /// The name of each slot's property, read once (validation at save passes them per property

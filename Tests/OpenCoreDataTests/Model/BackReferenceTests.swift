@@ -12,6 +12,28 @@ struct BackReferenceTests {
     /// superentity read the entity while it lives and `nil` once it is gone, as the weak references
     /// they were did. (Apple declares a property's `entity` `unowned(unsafe)`, which would dangle;
     /// what Apple's other back references read after their entity is freed is not documented.)
+    /// An entity never put in a model, and an object made of it outside any context, are freed once
+    /// both are dropped (the entity and its layout used to hold each other for good); while the
+    /// object lives it keeps its entity.
+    @Test func anEntityOutsideAModelIsFreedWithItsObjects() {
+        weak var weakEntity: NSEntityDescription?
+        weak var weakObject: NSManagedObject?
+        do {
+            let entity = NSEntityDescription(name: "Loose", properties: [NSAttributeDescription(name: "n", type: .integer64AttributeType)])
+            weakEntity = entity
+            var object: NSManagedObject? = NSManagedObject(entity: entity, insertInto: nil)
+            object?.setValue(Int64(7), forKey: "n")
+            weakObject = object
+            #expect(object?.value(forKey: "n") as? Int64 == 7)
+            withExtendedLifetime(entity) {}
+            let second = NSManagedObject(entity: entity, insertInto: nil)  // the same layout while the first lives
+            #expect(second.entity === object?.entity)
+            object = nil
+        }
+        #expect(weakObject == nil)
+        #expect(weakEntity == nil)
+    }
+
     @Test func backReferencesReadNilOnceTheirEntityIsGone() {
         let attribute = NSAttributeDescription(name: "name", type: .stringAttributeType)
         let index = NSFetchIndexDescription(
