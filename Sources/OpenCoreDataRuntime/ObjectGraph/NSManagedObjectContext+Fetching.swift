@@ -309,7 +309,7 @@ extension NSManagedObjectContext {
         if request.sortDescriptors?.isEmpty == false { request.sortInMemory(&objects) }
         let slice = request.page(objects)
         if request.resultType == .countResultType { return .values([slice.count]) }
-        if wantsIDs { return .values(slice.map(\.objectID)) }
+        if wantsIDs { return .values(slice.map { $0._objectID }) }
         if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
         return .objects(Array(slice))
     }

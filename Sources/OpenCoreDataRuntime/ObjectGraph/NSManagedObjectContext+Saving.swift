@@ -143,7 +143,7 @@ extension NSManagedObject {
         var snapshot = _values
         for slot in _layout.relationshipSlots {
             if _layout.relationships[slot]!.isToMany { snapshot[slot] = nil; continue }
-            snapshot[slot] = (_values[slot] as? NSManagedObject)?.objectID ?? _values[slot] as? NSManagedObjectID
+            snapshot[slot] = (_values[slot] as? NSManagedObject)?._objectID ?? _values[slot] as? NSManagedObjectID
         }
         return snapshot
     }

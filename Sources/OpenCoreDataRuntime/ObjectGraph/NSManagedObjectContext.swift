@@ -306,7 +306,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Replaces an object's temporary ID with a permanent one.
     package func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
-        registry.changeKey(of: object, from: object.objectID, to: newID)
+        registry.changeKey(of: object, from: object._objectID, to: newID)
         object._objectID = newID
     }
 
@@ -371,7 +371,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         _noteRollback()
         _discardPendingDeletes()
         for object in inserted.values {
-            registry.remove(object.objectID)
+            registry.remove(object._objectID)
             object._isInserted = false
             object._context = nil
         }
@@ -426,7 +426,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         guard object._contextLink === _link, !object._isInserted else { return }
         if flag {
-            guard !object._isFault, let node = try? _newValues(for: object.objectID) else { return }
+            guard !object._isFault, let node = try? _newValues(for: object._objectID) else { return }
             _applyRefreshedValues(to: object, values: node.slotValues, version: Int64(node.version))
             return
         }
@@ -509,10 +509,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package func _fulfillFault(_ object: NSManagedObject) {
         guard persistentStoreCoordinator != nil || _parentContext != nil else { return }
         do {
-            let node = try _newValues(for: object.objectID)
+            let node = try _newValues(for: object._objectID)
             object._fulfill(values: node.slotValues, version: Int64(node.version))
         } catch {
-            reportMisuse("could not fulfill a fault for \(object.objectID): \(error)")
+            reportMisuse("could not fulfill a fault for \(object._objectID): \(error)")
             object._values = RowValues(for: object._layout)
             object._isFault = false
         }
@@ -529,13 +529,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if object._hasTemporaryID, _parentContext == nil || object._isInserted { return [] }
         guard persistentStoreCoordinator != nil || _parentContext != nil else { return [] }
         do {
-            let value = try _newValue(forRelationship: relationship, of: object.objectID)
+            let value = try _newValue(forRelationship: relationship, of: object._objectID)
             let objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
             // (A child's faults fire through its parent one by one: batches are fetches from the stores.)
             if _parentContext == nil, let destination = relationship.destinationEntity { _batchFaults(objects, entity: destination) }
             return objects
         } catch {
-            reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
+            reportMisuse("could not load relationship \(relationship.name) of \(object._objectID): \(error)")
             return []
         }
     }
