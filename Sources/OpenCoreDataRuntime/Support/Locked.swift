@@ -19,21 +19,20 @@ import Darwin
 /// instructions to the Mutex's 20 (callgrind, a loop of `withLock`), and the context's registry
 /// takes this lock three times a fetched row (case 2).
 ///
-/// `@unchecked Sendable` invariant: `value` is only read or written inside `withLock`.
+/// `@unchecked Sendable` invariant: the value (`value`, or `storage`'s) is only read or written
+/// inside `withLock`.
 package final class Locked<Value>: @unchecked Sendable {
     #if OCD_TSAN
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    #else
-    private let mutex = Mutex<Void>(())
-    #endif
-    // Only touched inside the mutex, so two accesses never overlap: no run-time exclusivity check
-    // (`swift_beginAccess`/`swift_endAccess` cost about 115 instructions per `withLock`, more than
-    // the mutex itself; callgrind case 2, where the context's registry takes it three times a row).
-    @exclusivity(unchecked) private var value: Value
+    // Behind a pointer, not a stored property: ThreadSanitizer checks each access to a class's
+    // stored property as a "Swift access", and one to an empty `Value` (`Locked<Void>`, as the
+    // lock of object IDs is) was reported at the object's first word, which every thread reads
+    // before taking the lock: two false reports of a race.
+    private let storage: UnsafeMutablePointer<Value>
 
-    #if OCD_TSAN
     package init(_ value: Value) {
-        self.value = value
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: value)
         mutex = .allocate(capacity: 1)
         let result = pthread_mutex_init(mutex, nil)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
@@ -42,15 +41,23 @@ package final class Locked<Value>: @unchecked Sendable {
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        storage.deinitialize(count: 1)
+        storage.deallocate()
     }
 
     @inline(__always)
     package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&storage.pointee)
     }
     #else
+    private let mutex = Mutex<Void>(())
+    // Only touched inside the mutex, so two accesses never overlap: no run-time exclusivity check
+    // (`swift_beginAccess`/`swift_endAccess` cost about 115 instructions per `withLock`, more than
+    // the mutex itself; callgrind case 2, where the context's registry takes it three times a row).
+    @exclusivity(unchecked) private var value: Value
+
     package init(_ value: Value) { self.value = value }
 
     @inline(__always)
