@@ -136,7 +136,8 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [mutableSetValue(forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1408115-mutablesetvalue)
     public func mutableSetValue(forKey key: String) -> ManagedMutableSet {
-        ManagedMutableSet(owner: self, key: key)
+        _assertOnQueue("mutableSetValue(forKey:)")
+        return ManagedMutableSet(owner: self, key: key)
     }
 
     /// A mutable ordered set whose changes go to the ordered to-many relationship `key`.

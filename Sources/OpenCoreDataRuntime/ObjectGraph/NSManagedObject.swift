@@ -14,7 +14,9 @@ import Synchronization
 /// country.updatedAt = Date()
 /// ```
 ///
-/// - Note: Linux: objects are valid only on their context's queue, as on Apple; nothing checks it.
+/// - Note: Objects are valid only on their context's queue, as on Apple; with the concurrency debug
+///   switch on (`OCD_CONCURRENCY_DEBUG=1`, Apple's `com.apple.CoreData.ConcurrencyDebug`), an accessor
+///   used elsewhere stops the program. `objectID` may be read from any thread.
 ///
 /// Related Core Data documentation: [NSManagedObject](https://developer.apple.com/documentation/coredata/nsmanagedobject)
 open class NSManagedObject: NSObject {

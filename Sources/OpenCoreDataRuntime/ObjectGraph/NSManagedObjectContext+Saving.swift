@@ -11,6 +11,7 @@ extension NSManagedObjectContext {
     ///
     /// Related Core Data documentation: [save()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/save())
     public func save() throws {
+        _assertOnQueue("save()")
         try performAndWait { () throws(any Error) in try _save() }
     }
 

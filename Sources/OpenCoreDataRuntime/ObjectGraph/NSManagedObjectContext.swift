@@ -171,7 +171,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// - Note: Inside a `perform`/`performAndWait` block the set is built once and then kept up to
     ///   date, so asking for it again costs nothing; its objects stay alive until the block ends, as
     ///   with the autoreleased set Apple returns.
-    open var registeredObjects: Set<NSManagedObject> { registry.objects() }
+    open var registeredObjects: Set<NSManagedObject> {
+        _assertOnQueue("registeredObjects")
+        return registry.objects()
+    }
     /// Objects inserted and not saved.
     open var insertedObjects: Set<NSManagedObject> { Set(inserted.values) }
     /// Objects with unsaved changes (not inserted or deleted ones).
@@ -188,6 +191,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [object(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/object(with:))
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        _assertOnQueue("object(with:)")
         if let object = registry.object(for: objectID) { return object }
         let object = NSManagedObject.makeFault(class: objectID.entity.layout.managedObjectClass, objectID: objectID, context: self)
         register(object)
@@ -199,6 +203,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [existingObject(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/existingobject(with:))
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        _assertOnQueue("existingObject(with:)")
         if let object = registry.object(for: objectID), !object.isFault { return object }
         if objectID.isTemporaryID, _parentContext == nil {  // a child asks its parent (an ancestor's new object)
             throw OpenCoreDataError(.managedObjectReferentialIntegrity, "no object with this temporary ID is registered", entityName: objectID.entity.name, objectID: objectID)
@@ -316,6 +321,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [insert(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/insert(_:))
     open func insert(_ object: NSManagedObject) {
+        _assertOnQueue("insert(_:)")
         if let owner = object._context, owner !== self {
             reportMisuse("insert(_:): the object belongs to another context")
             return
@@ -346,6 +352,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [delete(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/delete(_:))
     open func delete(_ object: NSManagedObject) {
+        _assertOnQueue("delete(_:)")
         _markDeleted(object)
     }
 
@@ -358,6 +365,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [processPendingChanges()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/processpendingchanges())
     open func processPendingChanges() {
+        _assertOnQueue("processPendingChanges()")
         if propagatesDeletesAtEndOfEvent { _propagatePendingDeletes() }
         if _undoState != nil { _registerUndoForPendingChanges() }
         _endChangeEvent()
@@ -367,6 +375,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
     open func rollback() {
+        _assertOnQueue("rollback()")
         _undoDiscardAll()
         _noteRollback()
         _discardPendingDeletes()
@@ -392,6 +401,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [reset()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/reset())
     open func reset() {
+        _assertOnQueue("reset()")
         // Emptied first, while `objects` holds every live object: an object released after it
         // left has nothing to remove.
         _undoDiscardAll()
@@ -424,6 +434,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [refresh(_:mergeChanges:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refresh(_:mergechanges:))
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        _assertOnQueue("refresh(_:mergeChanges:)")
         guard object._contextLink === _link, !object._isInserted else { return }
         if flag {
             guard !object._isFault, let node = try? _newValues(for: object._objectID) else { return }
@@ -440,6 +451,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [refreshAllObjects()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refreshallobjects())
     open func refreshAllObjects() {
+        _assertOnQueue("refreshAllObjects()")
         for object in registry.liveObjects() {
             guard !object._isInserted else { continue }
             if object.hasChanges { refresh(object, mergeChanges: true) } else { refresh(object, mergeChanges: false) }
@@ -452,6 +464,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [obtainPermanentIDs(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/obtainpermanentids(for:))
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        _assertOnQueue("obtainPermanentIDs(for:)")
         // A save's inserted objects all have temporary IDs: the list itself, not a filtered copy
         // (a retain and a release an object).
         let temporary = objects.allSatisfy(\._hasTemporaryID) ? objects : objects.filter { $0._hasTemporaryID }
