@@ -366,10 +366,13 @@ open class NSManagedObject: NSObject {
     // `ObjectRegistry`), through its link, which keeps the registry valid after the context is gone.
     // An object never registered, or forgotten by `reset()`, has no link.
     deinit {
-        // `_identityBits` holds its reference retained (see `_setIdentity(_:)`).
-        let identityBits = _identityBits.load(ordering: .relaxed)
-        if identityBits != 0 {
-            Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identityBits).unsafelyUnwrapped).release()
+        // `_identityBits` holds its reference retained (see `_setIdentity(_:)`): released last, as
+        // the registry files the object by its identity (`removeDeinitializing` reads it).
+        defer {
+            let identityBits = _identityBits.load(ordering: .relaxed)
+            if identityBits != 0 {
+                Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identityBits).unsafelyUnwrapped).release()
+            }
         }
         if _flag(Self.hasWideChanges) { WideChangedSlots.remove(self) }  // no flag write: the object is going
         // The link borrowed, not retained: the object holds it until its fields are released. (Bound

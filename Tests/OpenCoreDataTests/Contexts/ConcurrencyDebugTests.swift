@@ -43,69 +43,40 @@ struct ConcurrencyDebugTests {
         let child = try runChild("fetchOutsidePerform", environment: ["OCD_CONCURRENCY_DEBUG": "1"])
         #expect(child.status != 0)
         #expect(child.reason == .uncaughtSignal)
-        #expect(child.stderr.contains("CoreData: annotation: Core Data multi-threading assertions enabled."))
-        #expect(child.stderr.contains("multithreading violation"))
-        #expect(child.stderr.contains("fetch(_:) on context"))
-        #expect(child.stderr.contains("a private-queue context"))
-        #expect(!child.stdout.contains("fetched outside perform"))  // it stopped before
+        #expect(child.error.contains("CoreData: annotation: Core Data multi-threading assertions enabled."))
+        #expect(child.error.contains("multithreading violation"))
+        #expect(child.error.contains("fetch(_:) on context"))
+        #expect(child.error.contains("a private-queue context"))
+        #expect(!child.output.contains("fetched outside perform"))  // it stopped before
     }
 
     @Test func withApplesNameAPropertyReadOutsidePerformTrapsNamingTheObject() throws {
         let child = try runChild("propertyOutsidePerform", environment: ["com.apple.CoreData.ConcurrencyDebug": "1"])
         #expect(child.reason == .uncaughtSignal)
-        #expect(child.stderr.contains("value(forKey:) on NSManagedObject x-coredata://"))
+        #expect(child.error.contains("value(forKey:) on NSManagedObject x-coredata://"))
     }
 
     @Test func withTheSwitchOnUseInsideBlocksRunsThrough() throws {
         let child = try runChild("useInsideBlocks", environment: ["OCD_CONCURRENCY_DEBUG": "1"])
-        #expect(child.status == 0, "\(child.stderr)")
+        #expect(child.status == 0, "\(child.error)")
         #expect(child.reason == .exit)
-        #expect(child.stdout.contains("used inside blocks: 3 departments"))
-        #expect(!child.stderr.contains("multithreading violation"))
+        #expect(child.output.contains("used inside blocks: 3 departments"))
+        #expect(!child.error.contains("multithreading violation"))
     }
 
     @Test func withTheSwitchOffAFetchOutsidePerformRunsThrough() throws {
         let child = try runChild("fetchOutsidePerform", environment: ["OCD_CONCURRENCY_DEBUG": "0"])
-        #expect(child.status == 0, "\(child.stderr)")
-        #expect(child.stdout.contains("fetched outside perform"))
-        #expect(!child.stderr.contains("multi-threading assertions enabled"))
-    }
-
-    private struct ChildResult {
-        var status: Int32
-        var reason: Process.TerminationReason
-        var stdout: String
-        var stderr: String
+        #expect(child.status == 0, "\(child.error)")
+        #expect(child.output.contains("fetched outside perform"))
+        #expect(!child.error.contains("multi-threading assertions enabled"))
     }
 
     /// Runs this test binary on ``ConcurrencyDebugChild/scenario()`` with `scenario` chosen.
-    private func runChild(_ scenario: String, environment: [String: String]) throws -> ChildResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "ConcurrencyDebugChild"]
-        var childEnvironment = ProcessInfo.processInfo.environment
-        childEnvironment[ConcurrencyDebugChild.scenarioVariable] = scenario
-        for (key, value) in environment { childEnvironment[key] = value }
-        process.environment = childEnvironment
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        // Both pipes read before waiting, so a large output cannot block the child.
-        let errorData = Locked(Data())
-        let reader = DispatchGroup()
-        let errorHandle = error.fileHandleForReading
-        DispatchQueue.global().async(group: reader) {
-            let data = errorHandle.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
-        }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        reader.wait()
-        process.waitUntilExit()
-        return ChildResult(
-            status: process.terminationStatus, reason: process.terminationReason,
-            stdout: String(decoding: outputData, as: UTF8.self),
-            stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+    private func runChild(_ scenario: String, environment: [String: String]) throws -> OCDToolTests.Result {
+        try OCDToolTests.run(
+            URL(fileURLWithPath: CommandLine.arguments[0]),
+            ["--testing-library", "swift-testing", "--filter", "ConcurrencyDebugChild"],
+            environment: environment.merging([ConcurrencyDebugChild.scenarioVariable: scenario]) { $1 })
     }
 }
 
