@@ -10,6 +10,9 @@ import PackageDescription
 let runtimeInternalsPlatforms: [Platform] = [.linux, .macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS]
 let portableRuntimePlatforms: [Platform] = [.windows, .android, .wasi, .openbsd]
 let portableRuntimeRequested = Context.environment["OCD_PORTABLE_RUNTIME"].map { !$0.isEmpty && $0 != "0" } ?? false
+// ThreadSanitizer runs (`swift test --sanitize=thread`) set `OCD_TSAN=1` (or `-Xswiftc -DOCD_TSAN`):
+// the package's lock becomes one ThreadSanitizer sees (Support/Locked.swift, docs/runtime-internals.md).
+let threadSanitizerBuild = Context.environment["OCD_TSAN"].map { !$0.isEmpty && $0 != "0" } ?? false
 
 let package = Package(
     name: "OpenCoreData",
@@ -107,5 +110,6 @@ for target in package.targets where target.type != .system {
     settings.append(
         portableRuntimeRequested
             ? .define("OCD_PORTABLE_RUNTIME") : .define("OCD_PORTABLE_RUNTIME", .when(platforms: portableRuntimePlatforms)))
+    if threadSanitizerBuild { settings.append(.define("OCD_TSAN")) }
     target.swiftSettings = settings
 }

@@ -5,6 +5,8 @@
 // (OpenCoreDataRuntime/Support/ThreadLocalReference.swift). C11 thread-local storage: an access is
 // a load or store at a fixed offset from the thread pointer once linked into a program, where
 // `pthread_getspecific`/`pthread_setspecific` are calls of about 10 and 35 instructions.
+//
+// The module's other header, ocd_concurrency_debug.h, holds the concurrency debug switch's level.
 
 /// How many slots there are; `ThreadLocalSlot` in Swift numbers them.
 #define OCD_THREAD_LOCAL_SLOT_COUNT 4

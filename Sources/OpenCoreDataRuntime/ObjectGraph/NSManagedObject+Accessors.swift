@@ -24,6 +24,7 @@ extension NSManagedObject {
     /// Reads an optional property for a generated accessor. Public for macro expansion only.
     @inline(__always)
     public final func _ocdGetOptionalValue<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type = T.self) -> T? {
+        _assertOnQueue("a property's getter")
         guard let slot = key.slot(in: _layout) else {
             return ValueConversion.convert(value(forKey: key.name), to: T.self)  // a fetched property, or undefined
         }
@@ -43,6 +44,7 @@ extension NSManagedObject {
     /// Writes a property for a generated accessor. Public for macro expansion only.
     @inline(__always)
     public final func _ocdSetValue<T>(_ value: T, _ key: borrowing ManagedPropertyKey) {
+        _assertOnQueue("a property's setter")
         guard let slot = key.slot(in: _layout) else { return setValue(value, forUndefinedKey: key.name) }
         let notifies = !_keptMethods.contains(.change)  // the defaults do nothing
         if notifies { willChangeValue(forKey: key.name) }
@@ -52,6 +54,7 @@ extension NSManagedObject {
 
     /// Adds objects to a to-many relationship for generated `addToX(_:)` accessors.
     public final func _ocdAdd(_ objects: [NSManagedObject], _ key: borrowing ManagedPropertyKey) {
+        _assertOnQueue("a to-many relationship's add accessor")
         guard let slot = key.slot(in: _layout), _layout.relationships[slot]?.isToMany == true else { return }
         willChangeValue(forKey: key.name)
         _addToMany(objects, slot: slot)
@@ -60,6 +63,7 @@ extension NSManagedObject {
 
     /// Removes objects from a to-many relationship for generated `removeFromX(_:)` accessors.
     public final func _ocdRemove(_ objects: [NSManagedObject], _ key: borrowing ManagedPropertyKey) {
+        _assertOnQueue("a to-many relationship's remove accessor")
         guard let slot = key.slot(in: _layout), _layout.relationships[slot]?.isToMany == true else { return }
         willChangeValue(forKey: key.name)
         _removeFromToMany(objects, slot: slot)

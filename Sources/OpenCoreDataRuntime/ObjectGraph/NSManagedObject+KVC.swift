@@ -11,6 +11,7 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [value(forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1412591-value)
     public func value(forKey key: String) -> Any? {
+        _assertOnQueue("value(forKey:)")
         guard let slot = _layout.indexByName[key] else { return _valueForKeyWithoutSlot(key) }
         return _value(forKey: key, slot: slot)
     }
@@ -55,6 +56,7 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [setValue(_:forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1415969-setvalue)
     public func setValue(_ value: Any?, forKey key: String) {
+        _assertOnQueue("setValue(_:forKey:)")
         guard let slot = _layout.indexByName[key] else { return _setValueForKeyWithoutSlot(value, key) }
         willChangeValue(forKey: key)
         _setPublicValue(value, slot: slot)
@@ -124,6 +126,7 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [primitiveValue(forKey:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/primitivevalue(forkey:))
     public func primitiveValue(forKey key: String) -> Any? {
+        _assertOnQueue("primitiveValue(forKey:)")
         guard let slot = _layout.indexByName[key] else { return nil }
         if _isFault { _fireFault() }
         return _publicValue(slot: slot)
@@ -133,6 +136,7 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [setPrimitiveValue(_:forKey:)](https://developer.apple.com/documentation/coredata/nsmanagedobject/setprimitivevalue(_:forkey:))
     public func setPrimitiveValue(_ value: Any?, forKey key: String) {
+        _assertOnQueue("setPrimitiveValue(_:forKey:)")
         guard let slot = _layout.indexByName[key] else { return }
         if _isFault { _fireFault() }
         if let type = _layout.attributeTypes[slot] {

@@ -42,7 +42,12 @@ extension NSManagedObject {
     private static func _lookUpKeptMethods(_ cls: NSManagedObject.Type, layout: EntityLayout) -> KeptMethods {
         var kept = _keptNotifications(cls)
         if !_overridesValidateValue(cls) { kept.insert(.validation) }
-        layout.keptMethods.store(UInt(bitPattern: ObjectIdentifier(cls)) | kept.rawValue, ordering: .relaxed)
+        // Not kept while the concurrency debug switch is on: a typed accessor's fast path, which
+        // needs it kept, then never answers, and the slow path checks the queue (see
+        // `_ocdTypedValueSlow`); the fast path pays nothing for the check.
+        if !ConcurrencyDebug.isEnabled {
+            layout.keptMethods.store(UInt(bitPattern: ObjectIdentifier(cls)) | kept.rawValue, ordering: .relaxed)
+        }
         return kept
     }
 }

@@ -162,7 +162,8 @@ extension NSManagedObject {
     ///
     /// Related Core Data documentation: [mutableSetValue(forKey:)](https://developer.apple.com/documentation/objectivec/nsobject/1408115-mutablesetvalue)
     public func mutableSetValue(forKey key: String) -> ManagedMutableSet {
-        ManagedMutableSet(owner: self, key: key)
+        _assertOnQueue("mutableSetValue(forKey:)")
+        return ManagedMutableSet(owner: self, key: key)
     }
 
     /// A mutable ordered set whose changes go to the ordered to-many relationship `key`.
@@ -189,10 +190,10 @@ extension NSManagedObject {
     public func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
         guard let slot = _layout.indexByName[key], _layout.relationships[slot] != nil else { return [] }
         switch _values.isEmpty ? nil : _values[slot] {
-        case let object as NSManagedObject: return [object.objectID]
+        case let object as NSManagedObject: return [object._objectID]
         case let id as NSManagedObjectID: return [id]
-        case let list as ManagedObjectList: return list.objects.map(\.objectID)
-        default: return _layout.relationships[slot]!.isToMany ? _toMany(slot: slot).objects.map(\.objectID) : []
+        case let list as ManagedObjectList: return list.objects.map { $0._objectID }
+        default: return _layout.relationships[slot]!.isToMany ? _toMany(slot: slot).objects.map { $0._objectID } : []
         }
     }
 }

@@ -33,6 +33,9 @@ extension NSManagedObject {
     /// Reads an attribute through a typed accessor. Relationships and unknown keys take the generic path.
     @inline(never)
     private final func _ocdTypedValueSlow<T>(_ key: borrowing ManagedPropertyKey, as type: T.Type) -> T? {
+        // Checked here only: with the concurrency debug switch on, the fast path never answers
+        // (``_keptMethods`` is not kept).
+        _assertOnQueue("a property's getter")
         guard let slot = key.slot(in: _layout), _layout.relationships[slot] == nil else {
             return _ocdGetOptionalValue(key, as: T.self)
         }
@@ -62,6 +65,7 @@ extension NSManagedObject {
     /// type; converted otherwise.
     @inline(__always)
     private final func _ocdSetTyped<T>(_ value: T?, _ canonical: NSAttributeType, _ key: borrowing ManagedPropertyKey) {
+        _assertOnQueue("a property's setter")
         guard let slot = key.slot(in: _layout) else {
             return setValue(value.map { $0 as Any }, forUndefinedKey: key.name)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The base class of the objects Core Data manages: one instance per object per context.
 ///
@@ -13,7 +14,9 @@ import Foundation
 /// country.updatedAt = Date()
 /// ```
 ///
-/// - Note: Linux: objects are valid only on their context's queue, as on Apple; nothing checks it.
+/// - Note: Objects are valid only on their context's queue, as on Apple; with the concurrency debug
+///   switch on (`OCD_CONCURRENCY_DEBUG=1`, Apple's `com.apple.CoreData.ConcurrencyDebug`), an accessor
+///   used elsewhere stops the program. `objectID` may be read from any thread.
 ///
 /// Related Core Data documentation: [NSManagedObject](https://developer.apple.com/documentation/coredata/nsmanagedobject)
 open class NSManagedObject: NSObject {
@@ -30,7 +33,13 @@ open class NSManagedObject: NSObject {
     /// object's temporary ID was made at insert and replaced at save. One field for the ID and the
     /// store, told apart by the class of what it holds (an object has one or the other): with two,
     /// the object did not fit a 112-byte allocation.
-    @exclusivity(unchecked) private var _identity: AnyObject?
+    ///
+    /// The reference's bits, retained, in an atomic word (0: `nil`): another thread may make the ID
+    /// (``_makeObjectID()``, under `LazyObjectIDs.lock`) while the context's queue reads this
+    /// without the lock, so reads are acquiring loads and writes releasing stores (a plain `mov`
+    /// each on x86-64 and arm64, as the field's plain reads and writes were; ThreadSanitizer found
+    /// the unsynchronized pair). Read through ``_identity``; written through ``_setIdentity(_:)``.
+    private let _identityBits: Atomic<UInt>
     /// The primary key of a fetched or saved row, or a new object's temporary ID's number, while
     /// its ID is not made (see `_identity`).
     @exclusivity(unchecked) private var _rowKey: Int64 = 0
@@ -320,14 +329,15 @@ open class NSManagedObject: NSObject {
         let isFault: Bool
         switch FaultConstruction.take(for: entity) {
         case .objectID(let id):
-            _identity = id.takeUnretainedValue()
+            _identityBits = Atomic(Self._identityBits(id.takeUnretainedValue()))
             isFault = true
         case .row(let offer):
             let (key, store) = offer._withUnsafeGuaranteedRef { ($0.key, $0.store) }
             _rowKey = key
-            _identity = store
+            _identityBits = Atomic(Self._identityBits(store))
             isFault = true
         case nil:
+            _identityBits = Atomic(0)
             _rowKey = Int64(bitPattern: NSManagedObjectID.nextTemporaryNumber())
             isFault = false
         }
@@ -356,6 +366,14 @@ open class NSManagedObject: NSObject {
     // `ObjectRegistry`), through its link, which keeps the registry valid after the context is gone.
     // An object never registered, or forgotten by `reset()`, has no link.
     deinit {
+        // `_identityBits` holds its reference retained (see `_setIdentity(_:)`): released last, as
+        // the registry files the object by its identity (`removeDeinitializing` reads it).
+        defer {
+            let identityBits = _identityBits.load(ordering: .relaxed)
+            if identityBits != 0 {
+                Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identityBits).unsafelyUnwrapped).release()
+            }
+        }
         if _flag(Self.hasWideChanges) { WideChangedSlots.remove(self) }  // no flag write: the object is going
         // The link borrowed, not retained: the object holds it until its fields are released. (Bound
         // with `guard let`, it was retained and released again for every object freed.)
@@ -378,7 +396,41 @@ open class NSManagedObject: NSObject {
             if !_hasMadeObjectID { _makeObjectID() }
             yield unsafeDowncast(_identity.unsafelyUnwrapped, to: NSManagedObjectID.self)
         }
-        set { _identity = newValue }
+        // Under the lock: a reader off the context's queue (``objectID``) may hold the ID replaced.
+        // (A fault's fallback when an overriding initializer got in first, and a nested context's
+        // or another store's new permanent ID: not the paths of fetch, fault or a SQLite save.)
+        set { LazyObjectIDs.lock.withLock { _ in _setIdentity(newValue) } }
+    }
+
+    /// What `_identityBits` holds, borrowed: the object holds the reference.
+    @inline(__always)
+    private final var _identity: AnyObject? {
+        _read {
+            let bits = _identityBits.load(ordering: .acquiring)
+            if bits == 0 {
+                yield nil
+            } else {
+                yield Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
+                    .takeUnretainedValue()
+            }
+        }
+    }
+
+    /// Replaces what `_identityBits` holds, releasing the reference it held. On the context's
+    /// queue, or under `LazyObjectIDs.lock` once another thread may read the object's ID: a reader
+    /// off the queue (``objectID``) takes the lock, so it never holds a reference this releases.
+    @inline(__always)
+    private final func _setIdentity(_ identity: AnyObject?) {
+        let bits = identity.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        let old = _identityBits.load(ordering: .relaxed)
+        _identityBits.store(bits, ordering: .releasing)
+        if old != 0 { Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: old).unsafelyUnwrapped).release() }
+    }
+
+    /// The bits for `_identityBits` of a reference it will hold (retained).
+    @inline(__always)
+    private static func _identityBits(_ identity: AnyObject) -> UInt {
+        UInt(bitPattern: Unmanaged.passRetained(identity).toOpaque())
     }
 
     /// Whether `identity` (what `_identity` holds) is a row's store, not an ID: told by its class,
@@ -410,7 +462,9 @@ open class NSManagedObject: NSObject {
     /// Whether the object's ID is not made and its row is one of `store`'s, asked without a
     /// reference to the store.
     @inline(__always)
-    package final func _hasRow(of store: ObjectIDStore) -> Bool { _identity === store }
+    package final func _hasRow(of store: ObjectIDStore) -> Bool {
+        _identityBits.load(ordering: .acquiring) == UInt(bitPattern: Unmanaged.passUnretained(store).toOpaque())
+    }
 
     /// The primary key of a fetched (or saved) object whose ID is not made yet; `nil` once it has
     /// an ID, and for a new object.
@@ -421,7 +475,9 @@ open class NSManagedObject: NSObject {
 
     /// The number of a new object's temporary ID not made yet; `nil` once it has an ID, and for a
     /// fetched or saved object.
-    package final var _lazyTemporaryNumber: UInt64? { _identity == nil ? UInt64(bitPattern: _rowKey) : nil }
+    package final var _lazyTemporaryNumber: UInt64? {
+        _identityBits.load(ordering: .acquiring) == 0 ? UInt64(bitPattern: _rowKey) : nil
+    }
 
     /// The integer primary key of the object's permanent ID (`objectID.primaryKey`), answered
     /// without making the ID; `nil` while the ID is temporary.
@@ -456,11 +512,11 @@ open class NSManagedObject: NSObject {
 
     private final func _setRowIdentityLocked(key: Int64, store: ObjectIDStore) {
         if _hasMadeObjectID {
-            _identity = NSManagedObjectID(
-                entity: _layout.entity, store: store, reference: .int64(key), root: _layout.rootID)
+            _setIdentity(NSManagedObjectID(
+                entity: _layout.entity, store: store, reference: .int64(key), root: _layout.rootID))
         } else {
             _rowKey = key
-            _identity = store
+            _setIdentity(store)
         }
     }
 
@@ -469,26 +525,31 @@ open class NSManagedObject: NSObject {
     /// registration and `deinit`).
     @inline(__always)
     package final var _lazyRowStoreKey: ObjectIdentifier {
-        Unmanaged.passUnretained(unsafeDowncast(_identity.unsafelyUnwrapped, to: ObjectIDStore.self))
-            ._withUnsafeGuaranteedRef { $0.key }
+        Unmanaged<ObjectIDStore>.fromOpaque(
+            UnsafeRawPointer(bitPattern: _identityBits.load(ordering: .acquiring)).unsafelyUnwrapped
+        )._withUnsafeGuaranteedRef { $0.key }
     }
 
     /// Makes the ID of an object that has none yet (a temporary one for a new object), under a
     /// lock: an object's ID is read off its context's queue (passing IDs between contexts is Core
     /// Data's threading model), and two threads must not both make one. Once made it is never
-    /// replaced but by a save's permanent ID (on the context's queue), and never cleared, so a
-    /// reader that finds it set needs no lock.
+    /// replaced but by a save's permanent ID (on the context's queue, under the lock), and never
+    /// cleared, so the queue's own reads need no lock (an acquiring load: the ID may have been made
+    /// on another thread); a reader elsewhere takes it (``objectID``), as a replacement releases.
     private final func _makeObjectID() {
-        LazyObjectIDs.lock.withLock { _ in
-            guard !_hasMadeObjectID else { return }
-            if let store = _rowStore {
-                _identity = NSManagedObjectID(
-                    entity: _layout.entity, store: store, reference: .int64(_rowKey), root: _layout.rootID)
-            } else {
-                _identity = NSManagedObjectID(
-                    entity: _layout.entity, store: nil, reference: .temporary(UInt64(bitPattern: _rowKey)),
-                    root: _layout.rootID)
-            }
+        LazyObjectIDs.lock.withLock { _ in _makeObjectIDLocked() }
+    }
+
+    /// ``_makeObjectID()``'s work, under `LazyObjectIDs.lock`.
+    private final func _makeObjectIDLocked() {
+        guard !_hasMadeObjectID else { return }
+        if let store = _rowStore {
+            _setIdentity(NSManagedObjectID(
+                entity: _layout.entity, store: store, reference: .int64(_rowKey), root: _layout.rootID))
+        } else {
+            _setIdentity(NSManagedObjectID(
+                entity: _layout.entity, store: nil, reference: .temporary(UInt64(bitPattern: _rowKey)),
+                root: _layout.rootID))
         }
     }
 
@@ -599,7 +660,17 @@ open class NSManagedObject: NSObject {
     /// The object's entity.
     public var entity: NSEntityDescription { _layout.entity }
     /// The object's ID; temporary until saved.
-    public var objectID: NSManagedObjectID { _objectID }
+    ///
+    /// Safe to read from any thread, as on Apple: off the context's queue a save may be replacing
+    /// a temporary ID with its permanent one, so the read takes the lock the save replaces it under
+    /// (the ID is returned retained before a replacement could release it). Code of the context's
+    /// own reads ``_objectID``, without it.
+    public var objectID: NSManagedObjectID {
+        LazyObjectIDs.lock.withLock { _ in
+            if !_hasMadeObjectID { _makeObjectIDLocked() }
+            return unsafeDowncast(_identity.unsafelyUnwrapped, to: NSManagedObjectID.self)
+        }
+    }
     /// The context the object is registered in, or `nil` once deleted and saved, or removed.
     public var managedObjectContext: NSManagedObjectContext? { _context }
     /// Whether the object was inserted and not saved yet.

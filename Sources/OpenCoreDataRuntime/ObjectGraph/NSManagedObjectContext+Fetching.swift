@@ -9,6 +9,7 @@ extension NSManagedObjectContext {
     ///
     /// Related Core Data documentation: [fetch(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/fetch(_:))
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        _assertOnQueue("fetch(_:)")
         // The block returns a type of its own, made `[T]` afterwards: a block returning `[T]` made
         // `performAndWait` look `[T]`'s metadata up on every call (about 330 instructions a fetch,
         // callgrind case 4).
@@ -119,7 +120,8 @@ extension NSManagedObjectContext {
 
     /// Runs a fetch request and returns all results as `NSFetchRequestResult`s.
     public func fetch(_ request: NSFetchRequest<any NSFetchRequestResult>) throws -> [Any] {
-        try _untypedFetch(request)
+        _assertOnQueue("fetch(_:)")
+        return try _untypedFetch(request)
     }
 
     /// The results of `request`, whatever their type (objects, IDs, dictionaries or a count), as
@@ -132,7 +134,8 @@ extension NSManagedObjectContext {
     ///
     /// Related Core Data documentation: [count(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/count(for:))
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
-        try performAndWait { () throws(any Error) -> Int in
+        _assertOnQueue("count(for:)")
+        return try performAndWait { () throws(any Error) -> Int in
             let erased = try prepared(request)
             if erased.includesPendingChanges, hasPendingChanges(for: erased.entity!) {
                 erased.resultType = .managedObjectIDResultType
@@ -168,6 +171,7 @@ extension NSManagedObjectContext {
     ///
     /// Related Core Data documentation: [execute(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/execute(_:))
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+        _assertOnQueue("execute(_:)")
         if let fetching = request as? any _OCDContextRequest { return try fetching._ocdExecute(in: self) }
         guard let coordinator = persistentStoreCoordinator else { throw noCoordinator() }
         let answer = try coordinator.execute(request, with: self)
@@ -309,7 +313,7 @@ extension NSManagedObjectContext {
         if request.sortDescriptors?.isEmpty == false { request.sortInMemory(&objects) }
         let slice = request.page(objects)
         if request.resultType == .countResultType { return .values([slice.count]) }
-        if wantsIDs { return .values(slice.map(\.objectID)) }
+        if wantsIDs { return .values(slice.map { $0._objectID }) }
         if !request.returnsObjectsAsFaults { for object in slice { object._fireFault() } }
         return .objects(Array(slice))
     }

@@ -367,7 +367,7 @@ extension NSManagedObjectContext {
         var log = ObjectChangeLog()
         log.isSaving = _changeLog.isSaving
         log.refreshesRefetchedObjects = _changeLog.refreshesRefetchedObjects
-        log.invalidatedAll = objects.map(\.objectID)
+        log.invalidatedAll = objects.map { $0._objectID }
         _changeLog = log
     }
 }
@@ -397,9 +397,9 @@ extension NSManagedObjectContext {
     package func _postDidSaveObjectIDs(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         guard Self.postsDidSaveObjectIDsNotification else { return }
         var info: [AnyHashable: Any] = [:]
-        if !inserted.isEmpty { info[NSInsertedObjectIDsKey] = Set(inserted.map(\.objectID)) }
-        if !updated.isEmpty { info[NSUpdatedObjectIDsKey] = Set(updated.map(\.objectID)) }
-        if !deleted.isEmpty { info[NSDeletedObjectIDsKey] = Set(deleted.map(\.objectID)) }
+        if !inserted.isEmpty { info[NSInsertedObjectIDsKey] = Set(inserted.map { $0._objectID }) }
+        if !updated.isEmpty { info[NSUpdatedObjectIDsKey] = Set(updated.map { $0._objectID }) }
+        if !deleted.isEmpty { info[NSDeletedObjectIDsKey] = Set(deleted.map { $0._objectID }) }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSaveObjectIDs, object: self, userInfo: info)
     }
 }

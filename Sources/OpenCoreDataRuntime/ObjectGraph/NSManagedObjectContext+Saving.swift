@@ -11,6 +11,7 @@ extension NSManagedObjectContext {
     ///
     /// Related Core Data documentation: [save()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/save())
     public func save() throws {
+        _assertOnQueue("save()")
         try performAndWait { () throws(any Error) in try _save() }
     }
 
@@ -159,7 +160,7 @@ extension NSManagedObject {
         var snapshot = _values
         for slot in _layout.relationshipSlots {
             if _layout.relationships[slot]!.isToMany { snapshot[slot] = nil; continue }
-            snapshot[slot] = (_values[slot] as? NSManagedObject)?.objectID ?? _values[slot] as? NSManagedObjectID
+            snapshot[slot] = (_values[slot] as? NSManagedObject)?._objectID ?? _values[slot] as? NSManagedObjectID
         }
         return snapshot
     }

@@ -62,6 +62,7 @@ extension NSManagedObjectContext: UndoCheckpointClient {
     ///
     /// Related Core Data documentation: [undo()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/undo())
     public func undo() {
+        _assertOnQueue("undo()")
         guard let undoManager else { return }
         processPendingChanges()
         undoManager.undo()
@@ -71,6 +72,7 @@ extension NSManagedObjectContext: UndoCheckpointClient {
     ///
     /// Related Core Data documentation: [redo()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/redo())
     public func redo() {
+        _assertOnQueue("redo()")
         undoManager?.redo()
     }
 

@@ -172,7 +172,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// - Note: Inside a `perform`/`performAndWait` block the set is built once and then kept up to
     ///   date, so asking for it again costs nothing; its objects stay alive until the block ends, as
     ///   with the autoreleased set Apple returns.
-    open var registeredObjects: Set<NSManagedObject> { registry.objects() }
+    open var registeredObjects: Set<NSManagedObject> {
+        _assertOnQueue("registeredObjects")
+        return registry.objects()
+    }
     /// Objects inserted and not saved.
     open var insertedObjects: Set<NSManagedObject> { Set(inserted.values) }
     /// Objects with unsaved changes (not inserted or deleted ones).
@@ -189,6 +192,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [object(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/object(with:))
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        _assertOnQueue("object(with:)")
         if let object = registry.object(for: objectID) { return object }
         let object = NSManagedObject.makeFault(class: objectID.entity.layout.managedObjectClass, objectID: objectID, context: self)
         register(object)
@@ -200,6 +204,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [existingObject(with:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/existingobject(with:))
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        _assertOnQueue("existingObject(with:)")
         if let object = registry.object(for: objectID), !object.isFault { return object }
         if objectID.isTemporaryID, _parentContext == nil {  // a child asks its parent (an ancestor's new object)
             throw OpenCoreDataError(.managedObjectReferentialIntegrity, "no object with this temporary ID is registered", entityName: objectID.entity.name, objectID: objectID)
@@ -307,7 +312,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Replaces an object's temporary ID with a permanent one.
     package func _changeID(of object: NSManagedObject, to newID: NSManagedObjectID) {
-        registry.changeKey(of: object, from: object.objectID, to: newID)
+        registry.changeKey(of: object, from: object._objectID, to: newID)
         object._objectID = newID
     }
 
@@ -317,6 +322,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [insert(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/insert(_:))
     open func insert(_ object: NSManagedObject) {
+        _assertOnQueue("insert(_:)")
         if let owner = object._context, owner !== self {
             reportMisuse("insert(_:): the object belongs to another context")
             return
@@ -347,6 +353,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [delete(_:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/delete(_:))
     open func delete(_ object: NSManagedObject) {
+        _assertOnQueue("delete(_:)")
         _markDeleted(object)
     }
 
@@ -359,6 +366,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [processPendingChanges()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/processpendingchanges())
     open func processPendingChanges() {
+        _assertOnQueue("processPendingChanges()")
         if propagatesDeletesAtEndOfEvent { _propagatePendingDeletes() }
         if _undoState != nil { _registerUndoForPendingChanges() }
         _endChangeEvent()
@@ -368,11 +376,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [rollback()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/rollback())
     open func rollback() {
+        _assertOnQueue("rollback()")
         _undoDiscardAll()
         _noteRollback()
         _discardPendingDeletes()
         for object in inserted.values {
-            registry.remove(object.objectID)
+            registry.remove(object._objectID)
             object._isInserted = false
             object._context = nil
         }
@@ -393,6 +402,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [reset()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/reset())
     open func reset() {
+        _assertOnQueue("reset()")
         // Emptied first, while `objects` holds every live object: an object released after it
         // left has nothing to remove.
         _undoDiscardAll()
@@ -425,9 +435,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [refresh(_:mergeChanges:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refresh(_:mergechanges:))
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        _assertOnQueue("refresh(_:mergeChanges:)")
         guard object._contextLink === _link, !object._isInserted else { return }
         if flag {
-            guard !object._isFault, let node = try? _newValues(for: object.objectID) else { return }
+            guard !object._isFault, let node = try? _newValues(for: object._objectID) else { return }
             _applyRefreshedValues(to: object, values: node.slotValues, version: Int64(node.version))
             return
         }
@@ -441,6 +452,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [refreshAllObjects()](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/refreshallobjects())
     open func refreshAllObjects() {
+        _assertOnQueue("refreshAllObjects()")
         for object in registry.liveObjects() {
             guard !object._isInserted else { continue }
             if object.hasChanges { refresh(object, mergeChanges: true) } else { refresh(object, mergeChanges: false) }
@@ -453,6 +465,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Related Core Data documentation: [obtainPermanentIDs(for:)](https://developer.apple.com/documentation/coredata/nsmanagedobjectcontext/obtainpermanentids(for:))
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        _assertOnQueue("obtainPermanentIDs(for:)")
         // A save's inserted objects all have temporary IDs: the list itself, not a filtered copy
         // (a retain and a release an object).
         let temporary = objects.allSatisfy(\._hasTemporaryID) ? objects : objects.filter { $0._hasTemporaryID }
@@ -510,10 +523,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package func _fulfillFault(_ object: NSManagedObject) {
         guard persistentStoreCoordinator != nil || _parentContext != nil else { return }
         do {
-            let node = try _newValues(for: object.objectID)
+            let node = try _newValues(for: object._objectID)
             object._fulfill(values: node.slotValues, version: Int64(node.version))
         } catch {
-            reportMisuse("could not fulfill a fault for \(object.objectID): \(error)")
+            reportMisuse("could not fulfill a fault for \(object._objectID): \(error)")
             object._values = RowValues(for: object._layout)
             object._isFault = false
         }
@@ -530,7 +543,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if object._hasTemporaryID, _parentContext == nil || object._isInserted { return [] }
         guard persistentStoreCoordinator != nil || _parentContext != nil else { return [] }
         do {
-            let value = try _newValue(forRelationship: relationship, of: object.objectID)
+            let value = try _newValue(forRelationship: relationship, of: object._objectID)
             var objects = NSIncrementalStore._relationshipIDs(in: value).map { self.object(with: $0) }
             // The store's list less the objects this context moved elsewhere and has not saved
             // (unless the list as saved is asked for): when a merge (or a refresh) turned `object`
@@ -543,7 +556,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if _parentContext == nil, let destination = relationship.destinationEntity { _batchFaults(objects, entity: destination) }
             return objects
         } catch {
-            reportMisuse("could not load relationship \(relationship.name) of \(object.objectID): \(error)")
+            reportMisuse("could not load relationship \(relationship.name) of \(object._objectID): \(error)")
             return []
         }
     }

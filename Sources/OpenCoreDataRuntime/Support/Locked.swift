@@ -1,9 +1,57 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The package's one lock type: a value guarded by a mutex.
 ///
-/// `@unchecked Sendable` invariant: `value` is only read or written inside `withLock`.
+/// A `Synchronization.Mutex`, except when built with `OCD_TSAN` (see docs/runtime-internals.md):
+/// ThreadSanitizer sees the Mutex's uncontended path (an atomic compare-and-swap inlined here) but
+/// not its contended one, which waits and hands the lock over in the kernel (`FUTEX_LOCK_PI`, in
+/// the uninstrumented standard library), so two threads that met at the lock looked unordered to
+/// it: false data races inside `withLock`. Under `OCD_TSAN` the lock is a `pthread_mutex_t`, which
+/// ThreadSanitizer intercepts. Not always: a `pthread_mutex_t` lock and unlock took about 72
+/// instructions to the Mutex's 20 (callgrind, a loop of `withLock`), and the context's registry
+/// takes this lock three times a fetched row (case 2).
+///
+/// `@unchecked Sendable` invariant: the value (`value`, or `storage`'s) is only read or written
+/// inside `withLock`.
 package final class Locked<Value>: @unchecked Sendable {
+    #if OCD_TSAN
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // Behind a pointer, not a stored property: ThreadSanitizer checks each access to a class's
+    // stored property as a "Swift access", and one to an empty `Value` (`Locked<Void>`, as the
+    // lock of object IDs is) was reported at the object's first word, which every thread reads
+    // before taking the lock: two false reports of a race.
+    private let storage: UnsafeMutablePointer<Value>
+
+    package init(_ value: Value) {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: value)
+        mutex = .allocate(capacity: 1)
+        let result = pthread_mutex_init(mutex, nil)
+        precondition(result == 0, "pthread_mutex_init failed: \(result)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    @inline(__always)
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&storage.pointee)
+    }
+    #else
     private let mutex = Mutex<Void>(())
     // Only touched inside the mutex, so two accesses never overlap: no run-time exclusivity check
     // (`swift_beginAccess`/`swift_endAccess` cost about 115 instructions per `withLock`, more than
@@ -16,6 +64,7 @@ package final class Locked<Value>: @unchecked Sendable {
     package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         try mutex.withLock { _ throws(E) -> R in try body(&value) }
     }
+    #endif
 }
 
 /// A recursive lock for code that may re-enter (a context's `performAndWait` inside another).

@@ -13,6 +13,8 @@ struct OCDToolTests {
         let status: Int32
         let output: String
         let error: String
+        /// Whether the process exited or was stopped by a signal (a trap).
+        var reason: Process.TerminationReason = .exit
     }
 
     /// Runs the `ocd` SwiftPM builds beside the test bundle (the test target depends on it).
@@ -22,9 +24,17 @@ struct OCDToolTests {
         let directory = try #require(Bundle.main.executableURL?.deletingLastPathComponent())
         let tool = directory.appendingPathComponent("ocd")
         try #require(FileManager.default.isExecutableFile(atPath: tool.path), "ocd not built at \(tool.path)")
+        return try run(tool, arguments)
+    }
+
+    /// Runs `executable` with `arguments` (and `environment` added to this process's) to its end.
+    static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = tool
+        process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -43,7 +53,7 @@ struct OCDToolTests {
         reader.wait()
         return Result(
             status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-            error: errorData.withLock { String(decoding: $0, as: UTF8.self) })
+            error: errorData.withLock { String(decoding: $0, as: UTF8.self) }, reason: process.terminationReason)
     }
 
     /// `entity name` → its `versionHash:` line, from `ocd model` output.

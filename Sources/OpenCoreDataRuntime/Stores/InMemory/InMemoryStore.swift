@@ -93,7 +93,7 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         let slice = request.page(objects)
         switch request.resultType {
         case .countResultType: return [slice.count]
-        case .managedObjectIDResultType: return slice.map(\.objectID)
+        case .managedObjectIDResultType: return slice.map { $0._objectID }
         case .dictionaryResultType:
             let keys = (request.propertiesToFetch ?? entity.layout.properties.map(\.name)).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
             return slice.map { object in NSDictionary(dictionary: object.dictionaryWithValues(forKeys: keys).filter { !($0.value is NSNull) }) }
@@ -119,23 +119,23 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
     private func executeSave(_ request: NSSaveChangesRequest) throws {
         var staged = rows
         for object in request.insertedList {
-            guard staged[object.objectID] == nil else {
-                throw OpenCoreDataError(.persistentStoreSave, "an object with this ID already exists", entityName: object.entity.name, objectID: object.objectID)
+            guard staged[object._objectID] == nil else {
+                throw OpenCoreDataError(.persistentStoreSave, "an object with this ID already exists", entityName: object.entity.name, objectID: object._objectID)
             }
-            staged[object.objectID] = Row(values: try rowValues(of: object, previous: nil), version: 1)
+            staged[object._objectID] = Row(values: try rowValues(of: object, previous: nil), version: 1)
         }
         for object in request.updatedList {
-            guard let row = staged[object.objectID] else {
+            guard let row = staged[object._objectID] else {
                 if object._version > 0 { throw conflict(object) }  // deleted since it was read
-                throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object.objectID)
+                throw OpenCoreDataError(.persistentStoreSave, "the object to update is not in the store", entityName: object.entity.name, objectID: object._objectID)
             }
             // Optimistic locking, as SQLite's `Z_OPT` check: the row must still be at the version read.
             guard object._version == 0 || row.version == object._version else { throw conflict(object) }
-            staged[object.objectID] = Row(values: try rowValues(of: object, previous: row.values), version: row.version + 1)
+            staged[object._objectID] = Row(values: try rowValues(of: object, previous: row.values), version: row.version + 1)
         }
         for object in request.deletedList {
-            if object._version > 0, staged[object.objectID]?.version != object._version { throw conflict(object) }
-            staged[object.objectID] = nil
+            if object._version > 0, staged[object._objectID]?.version != object._version { throw conflict(object) }
+            staged[object._objectID] = nil
         }
         rows = staged
     }
@@ -144,20 +144,20 @@ final class InMemoryStore: NSIncrementalStore, @unchecked Sendable {
         OpenCoreDataError(
             .persistentStoreSaveConflicts,
             "optimistic locking failure: the row was changed or deleted since it was fetched",
-            entityName: object.entity.name, objectID: object.objectID)
+            entityName: object.entity.name, objectID: object._objectID)
     }
 
     private func rowValues(of object: NSManagedObject, previous: RowValues?) throws -> RowValues {
         var values = object._committedSnapshot()
         for slot in object._layout.relationshipSlots where object._layout.relationships[slot]!.isToMany {
             if let list = object._values[slot] as? ManagedObjectList {
-                values[slot] = list.objects.map(\.objectID)
+                values[slot] = list.objects.map { $0._objectID }
             } else {
                 values[slot] = previous?[slot]
             }
         }
         for slot in values.indices where object._layout.properties[slot].isTransient { values[slot] = nil }
-        try TransformableValues.encode(&values, layout: object._layout, objectID: object.objectID)
+        try TransformableValues.encode(&values, layout: object._layout, objectID: object._objectID)
         CompositeValues.normalize(&values, layout: object._layout)
         return values
     }

@@ -188,7 +188,7 @@ extension SQLiteStore {
         let slice = allInSQL ? ArraySlice(objects) : request.page(objects)
         switch request.resultType {
         case .countResultType: return .values([slice.count])
-        case .managedObjectIDResultType: return .values(slice.map(\.objectID))
+        case .managedObjectIDResultType: return .values(slice.map { $0._objectID })
         case .dictionaryResultType:
             return .values(slice.map { object in
                 if object._isFault { object._fireFault() }
