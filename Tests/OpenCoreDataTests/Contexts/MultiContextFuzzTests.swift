@@ -41,8 +41,12 @@ struct MultiContextFuzzTests {
     ///   moods list a mood the store has elsewhere or not at all (OCD_STRESS seeds 2, 3, 5: e.g.
     ///   "Country p179: moods [p188, p204], the store moods [p204]"); and during the run a
     ///   sibling's invariants sometimes find a country's moods holding a mood whose country is
-    ///   another (seed 1 step 94 in A, seed 3 step 100 in B). Cause not found; not the conflict
-    ///   path above (its deterministic test passes).
+    ///   another (seed 1 step 94 in A, seed 3 step 100 in B). Not the conflict path above (its
+    ///   deterministic test passes). In the one end state traced (seed 5: two such moods), each
+    ///   stale mood's last change was C's move of it into a country C had inserted, after D had
+    ///   deleted it (D's deletion reaching the store through B and, merged, A); so likely a child's
+    ///   push of a to-one change of an object its parent no longer has: Apple refuses such a save
+    ///   (133500); here the parent's new country keeps the mood.
     /// - Both runs: such a stale to-many can hand out an object whose row another context deleted:
     ///   it fires empty (Apple raises "could not fulfill a fault") and stays registered, loaded
     ///   ("p6 (mood nil in nil) is loaded but the store has no such row": serial, OCD_STRESS
