@@ -107,6 +107,9 @@ extension NSMergePolicy {
         let layout = object._layout
         var stored = RowValues(for: layout)
         var changed = SlotSet()
+        // To-ones kept against a store that had moved them: the store's destination loses the
+        // object (below, once the object's state is settled).
+        var formerDestinations: [(NSManagedObjectID, NSRelationshipDescription)] = []
         for (slot, property) in layout.properties.enumerated() {
             let isToMany = layout.relationships[slot]?.isToMany ?? false
             if isToMany || property.isTransient {
@@ -133,11 +136,25 @@ extension NSMergePolicy {
             default: keepOurs = false
             }
             if !keepOurs { object._values[slot] = storeValue }
-            if keepOurs, !_sameValue(ours, storeValue) { changed.insert(slot) }
+            if keepOurs, !_sameValue(ours, storeValue) {
+                changed.insert(slot)
+                if theyChanged, let former = storeValue as? NSManagedObjectID,
+                   let inverse = layout.relationships[slot]?.inverseRelationship {
+                    formerDestinations.append((former, inverse))
+                }
+            }
         }
         object._snapshot = stored
         object._version = Int64(conflict.newVersionNumber)
         object._changedSlots = changed
+        // Inverse maintenance as if the object had been moved away from the store's destination:
+        // that destination's to-many changes too, and the save reports it (a sibling holding it
+        // would otherwise keep listing the object). A row deleted since is left alone.
+        guard let context = object._context else { return }
+        for (former, inverse) in formerDestinations {
+            guard let destination = try? context.existingObject(with: former), !destination._isDeleted else { continue }
+            destination._inverseRemoveResolvingConflict(object, inverse: inverse)
+        }
     }
 
     // MARK: Errors

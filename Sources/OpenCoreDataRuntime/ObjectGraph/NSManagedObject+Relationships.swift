@@ -153,6 +153,20 @@ extension NSManagedObject {
         }
     }
 
+    /// Takes `source` out of this object's to-many `inverse` as a change of this object, also
+    /// when this copy of the list did not hold it: a merge policy resolved a conflict for a to-one
+    /// of `source` that the store had pointing here, so the save must report this object (every
+    /// sibling holding the store's list refreshes it). A to-one `inverse` as `_inverseRemove`.
+    package func _inverseRemoveResolvingConflict(_ source: NSManagedObject, inverse: NSRelationshipDescription) {
+        guard inverse.isToMany, let slot = _layout.indexByName[inverse.name] else {
+            return _inverseRemove(source, inverse: inverse)
+        }
+        _mutateToMany(slot: slot) { list in
+            list.remove(source)
+            return true
+        }
+    }
+
     // MARK: Mutable proxies
 
     /// A mutable set whose changes go to the to-many relationship `key`.

@@ -21,7 +21,7 @@ extension NSManagedObjectContext {
     ) throws {
         func refreshLists() {
             insertedNow = Array(inserted.values)
-            updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
+            updatedNow = _updatedForSave
             deletedNow = Array(deleted.values)
         }
         var pass = 0
@@ -60,6 +60,9 @@ extension NSManagedObjectContext {
                 pass += 1
                 guard !conflicts.isEmpty, pass <= Self.conflictPasses else { throw error }
                 try _effectiveMergePolicy.resolve(mergeConflicts: conflicts)
+                // Resolution can change objects the save did not hold: a to-one kept against the
+                // store changes the store's former destination (NSMergePolicy+Resolution.swift).
+                updatedNow = _updatedForSave
             }
         }
     }

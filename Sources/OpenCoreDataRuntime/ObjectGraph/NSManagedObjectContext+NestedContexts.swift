@@ -367,7 +367,7 @@ extension NSManagedObjectContext {
                     throw Self._parentConflictError(error)
                 }
                 lists = (
-                    Array(inserted.values), changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted },
+                    Array(inserted.values), _updatedForSave,
                     Array(deleted.values)
                 )
             }

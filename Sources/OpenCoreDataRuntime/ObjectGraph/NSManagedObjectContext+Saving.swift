@@ -38,7 +38,7 @@ extension NSManagedObjectContext {
         try _updateDerivedAttributes()  // after willSave, so what willSave changes is derived from
 
         var insertedNow = Array(inserted.values)
-        var updatedNow = changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
+        var updatedNow = _updatedForSave
         var deletedNow = Array(deleted.values)
         // The sets ObjectsDidChange posted, if they are still the save's (see `ReportedChanges`).
         let mutationsBefore = _tableMutations
@@ -109,6 +109,11 @@ extension NSManagedObjectContext {
 }
 
 extension NSManagedObjectContext {
+    /// The updated objects a save writes: changed, and neither inserted nor deleted.
+    package var _updatedForSave: [NSManagedObject] {
+        changed.values.filter { $0.isUpdated && !$0._isDeleted && !$0._isInserted }
+    }
+
     /// A save with nothing to save still reaches the stores, as on Apple: one save request with
     /// empty sets (a store of your own may write its metadata then; the SQLite store writes
     /// nothing unless its metadata changed). No notifications are posted.

@@ -34,16 +34,24 @@ import Testing
 @Suite("Contexts: randomized, concurrent")
 struct MultiContextFuzzTests {
     /// Known issues, found by this test and not yet worked through (both runs record them as
-    /// known, intermittent issues; a failure prints its seed and operations):
-    /// - A save whose optimistic-locking conflict the merge policy resolves in favour of the
-    ///   saver's change of a to-one (a mood moved by a context that had not yet merged another's
-    ///   move of it) does not report the mood's former destination as the store had it, so a
-    ///   sibling that holds that destination's to-many keeps the mood in it. Apple's policy
-    ///   re-applies the change through inverse maintenance, which likely makes that destination
-    ///   part of the save (Apple does not document it).
-    /// - Such a stale to-many can hand out an object whose row another context deleted: it fires
-    ///   empty (Apple raises "could not fulfill a fault") and stays registered, loaded.
-    static let knownIssue: Comment = "a stale to-many after a conflict resolved for a moved object"
+    /// known, intermittent issues; a failure prints its seed and operations). Fixed: a save whose
+    /// optimistic-locking conflict the merge policy resolved for the saver's new to-one did not
+    /// report the store's former destination (`ConflictResolvedRelationshipTests`). Still seen:
+    /// - Concurrent run only: at the end, A (the root, parent of C) holds a country whose loaded
+    ///   moods list a mood the store has elsewhere or not at all (OCD_STRESS seeds 2, 3, 5: e.g.
+    ///   "Country p179: moods [p188, p204], the store moods [p204]"); and during the run a
+    ///   sibling's invariants sometimes find a country's moods holding a mood whose country is
+    ///   another (seed 1 step 94 in A, seed 3 step 100 in B). Not the conflict path above (its
+    ///   deterministic test passes). In the one end state traced (seed 5: two such moods), each
+    ///   stale mood's last change was C's move of it into a country C had inserted, after D had
+    ///   deleted it (D's deletion reaching the store through B and, merged, A); so likely a child's
+    ///   push of a to-one change of an object its parent no longer has: Apple refuses such a save
+    ///   (133500); here the parent's new country keeps the mood.
+    /// - Both runs: such a stale to-many can hand out an object whose row another context deleted:
+    ///   it fires empty (Apple raises "could not fulfill a fault") and stays registered, loaded
+    ///   ("p6 (mood nil in nil) is loaded but the store has no such row": serial, OCD_STRESS
+    ///   seed 4; default seed 1 now and then).
+    static let knownIssue: Comment = "a stale to-many in a merging context, and the deleted object it hands out"
 
     /// The four contexts on four threads at once.
     @Test func concurrentContextsAgreeWithTheStoreOnceEveryMergeHasArrived() throws {
@@ -98,6 +106,9 @@ final class MultiContextFuzzer: @unchecked Sendable {
 
     /// Runs `steps` operations in each context, then quiesces and checks; false after a failure.
     func run(steps: Int, serial: Bool) throws -> Bool {
+        // Issues are recorded here, on the test's thread: one recorded on a worker thread of
+        // `concurrentPerform` belongs to no test ("«unknown»"), which `withKnownIssue` cannot see.
+        defer { for (message, location) in issues.withLock({ $0 }) { Issue.record(Comment(rawValue: message), sourceLocation: location) } }
         if serial {
             var generators = (0..<4).map { SeededGenerator(seed: seed &* 1_000_003 &+ UInt64($0)) }
             for step in 0..<steps {
@@ -120,6 +131,8 @@ final class MultiContextFuzzer: @unchecked Sendable {
 
     private let failure = Mutex<Bool>(false)
     private var failed: Bool { failure.withLock { $0 } }
+    /// The failures' messages, recorded when the run ends (see `run(steps:serial:)`).
+    private let issues = Mutex<[(String, SourceLocation)]>([])
 
     private func fail(_ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
         failure.withLock { $0 = true }
@@ -127,7 +140,8 @@ final class MultiContextFuzzer: @unchecked Sendable {
         let histories = histories.withLock { $0 }.enumerated().map { index, history in
             "\(names[index]):\n  " + history.suffix(last).joined(separator: "\n  ")
         }
-        Issue.record("seed \(seed): \(message)\nlast operations:\n\(histories.joined(separator: "\n"))", sourceLocation: sourceLocation)
+        let text = "seed \(seed): \(message)\nlast operations:\n\(histories.joined(separator: "\n"))"
+        issues.withLock { $0.append((text, sourceLocation)) }
     }
 
     private func count(_ what: String) { counts.withLock { $0[what, default: 0] += 1 } }

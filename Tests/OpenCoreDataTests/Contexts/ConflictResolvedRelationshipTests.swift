@@ -1,0 +1,103 @@
+import Foundation
+import OpenCoreData
+import OpenCoreDataTestSupport
+@testable import OpenCoreDataRuntime
+import Testing
+
+/// A save whose optimistic-locking conflict the merge policy resolves in favour of the saver's
+/// change of a to-one (found by the randomized multi-context test, issue 40). Sibling B moved mood
+/// M from X to Y and saved; sibling A, which had not merged that, moves M from X to Z and saves
+/// with `mergeByPropertyObjectTrump`: A's Z wins. The store's former destination, Y, loses M, so
+/// A's save must report Y as updated, and B, merging it, must drop M from Y's moods.
+///
+/// Apple documents that a to-one change updates the inverse to-manys of both the old and the new
+/// destination, and that the did-save's updated objects are those whose changes were saved; that
+/// it reports Y in this exact case (the old destination as the store had it, not as A had read
+/// it) is not documented: it is what keeps every sibling's graph whole, which Apple's merges do.
+@Suite("Conflicts: a to-one won by the saver")
+struct ConflictResolvedRelationshipTests {
+    /// Countries X, Y and Z and mood M in X, saved; `a` and `b` are sibling contexts on one
+    /// coordinator, both with `mergeByPropertyObjectTrump`.
+    private struct Fixture {
+        let stack: NestedStack
+        let a: NSManagedObjectContext
+        let b: NSManagedObjectContext
+        let x: NSManagedObjectID, y: NSManagedObjectID, z: NSManagedObjectID, m: NSManagedObjectID
+
+        init() throws {
+            stack = try NestedStack()
+            let root = stack.root
+            (x, y, z, m) = try root.performAndWait {
+                let x = country(1, in: root), y = country(2, in: root), z = country(3, in: root)
+                let m = mood(0, x, in: root)
+                try root.save()
+                return (x.objectID, y.objectID, z.objectID, m.objectID)
+            }
+            a = root
+            b = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            b.persistentStoreCoordinator = root.persistentStoreCoordinator
+            for context in [a, b] { context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump }
+        }
+
+        /// `context` moves M to `destination` and saves; returns the did-save notification.
+        func move(in context: NSManagedObjectContext, to destination: NSManagedObjectID) throws -> Notification {
+            let didSave = NotificationRecorder(.NSManagedObjectContextDidSave, object: context)
+            try context.performAndWait {
+                try context.existingObject(with: m).setValue(try context.existingObject(with: destination), forKey: "country")
+                try context.save()
+            }
+            return try #require(didSave.last)
+        }
+    }
+
+    private func moods(_ object: NSManagedObject) -> Set<NSManagedObjectID> {
+        Set((object.value(forKey: "moods") as? Set<NSManagedObject> ?? []).map(\.objectID))
+    }
+
+    private func updatedIDs(_ note: Notification) -> Set<NSManagedObjectID> {
+        Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
+    }
+
+    /// A has read M (in X), and, when `aHoldsY`, Y with its moods as they were before B's save
+    /// (none); B moves M to Y and saves, and, when `bFaultsM`, turns M back into a fault (Y's moods
+    /// stay loaded: the merge of M alone then cannot reach them); A, not having merged B's save,
+    /// moves M to Z and saves: the conflict is resolved for A. A's did-save lists Y; B, merging
+    /// it, has M in Z and in no other country's moods.
+    @Test(arguments: [false, true], [false, true])
+    func theStoresFormerDestinationIsReportedAndASiblingDropsTheObjectFromIt(aHoldsY: Bool, bFaultsM: Bool) throws {
+        let f = try Fixture()
+        try f.a.performAndWait {
+            _ = try f.a.existingObject(with: f.m).value(forKey: "country")  // M read in X
+            if aHoldsY { #expect(moods(try f.a.existingObject(with: f.y)).isEmpty) }
+        }
+        _ = try f.move(in: f.b, to: f.y)
+        try f.b.performAndWait { () throws in
+            #expect(moods(try f.b.existingObject(with: f.y)) == [f.m])
+            if bFaultsM { f.b.refresh(try f.b.existingObject(with: f.m), mergeChanges: false) }
+        }
+
+        let aSaved = try f.move(in: f.a, to: f.z)  // a conflict on M, resolved for A
+        #expect(updatedIDs(aSaved).isSuperset(of: [f.m, f.x, f.z]))
+        #expect(updatedIDs(aSaved).contains(f.y), "the store's former destination of M is part of the save")
+
+        try f.b.performAndWait { () throws in
+            f.b.mergeChanges(fromContextDidSave: aSaved)
+            #expect((try f.b.existingObject(with: f.m).value(forKey: "country") as? NSManagedObject)?.objectID == f.z)
+            #expect(moods(try f.b.existingObject(with: f.y)).isEmpty, "B's Y no longer lists M")
+            #expect(moods(try f.b.existingObject(with: f.z)) == [f.m])
+            #expect(f.b._checkInvariants().isEmpty, "\(f.b._checkInvariants())")
+        }
+        try f.a.performAndWait { () throws in
+            #expect(!f.a.hasChanges)
+            #expect(moods(try f.a.existingObject(with: f.y)).isEmpty)
+            #expect(moods(try f.a.existingObject(with: f.z)) == [f.m])
+            #expect(f.a._checkInvariants().isEmpty, "\(f.a._checkInvariants())")
+        }
+        // The store agrees.
+        let reader = try makeContext(model: f.stack.model, storeType: NSSQLiteStoreType, at: f.stack.url)
+        try reader.performAndWait { () throws in
+            #expect(moods(try reader.existingObject(with: f.y)).isEmpty)
+            #expect(moods(try reader.existingObject(with: f.z)) == [f.m])
+        }
+    }
+}
