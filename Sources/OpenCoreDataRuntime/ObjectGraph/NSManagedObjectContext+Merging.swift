@@ -133,8 +133,9 @@ extension NSManagedObjectContext {
         }
         // Unchanged loaded objects turned into faults, by entity: most merges are of one entity,
         // whose list is kept aside from the table (no lookup an object).
-        var faults: (entity: NSEntityDescription, objects: [NSManagedObject])?
-        var otherFaults: [ObjectIdentifier: (NSEntityDescription, [NSManagedObject])] = [:]
+        // They are plain faults now (no snapshot, batch or temporary ID), with their IDs at hand.
+        var faults: (entity: NSEntityDescription, objects: [NSManagedObject], ids: [NSManagedObjectID])?
+        var otherFaults: [ObjectIdentifier: (NSEntityDescription, [NSManagedObject], [NSManagedObjectID])] = [:]
         // Changed objects last: their merged to-many relationships ask which members point back,
         // and the unchanged members must have turned into faults (taking the store's values) first.
         var changedObjects: [NSManagedObject] = []
@@ -150,11 +151,13 @@ extension NSManagedObjectContext {
                 changed.remove(object)
                 object._turnIntoFault()
                 let entity = object.entity
-                if faults == nil { faults = (entity, []) }
+                if faults == nil { faults = (entity, [], []) }
                 if faults?.entity === entity {
                     faults?.objects.append(object)
+                    faults?.ids.append(id)
                 } else {
-                    otherFaults[ObjectIdentifier(entity), default: (entity, [])].1.append(object)
+                    otherFaults[ObjectIdentifier(entity), default: (entity, [], [])].1.append(object)
+                    otherFaults[ObjectIdentifier(entity)]?.2.append(id)
                 }
                 _changeLog.mergedRefreshed.append(object)
             } else {
@@ -163,8 +166,8 @@ extension NSManagedObjectContext {
             refreshedIDs.append(id)
         }
         for object in changedObjects { refresh(object, mergeChanges: true) }
-        if let faults { _batchFaults(faults.objects, entity: faults.entity) }
-        for (entity, objects) in otherFaults.values { _batchFaults(objects, entity: entity) }
+        if let faults { _batchFaults(faults.objects, ids: faults.ids, entity: faults.entity) }
+        for (entity, objects, ids) in otherFaults.values { _batchFaults(objects, ids: ids, entity: entity) }
         // A temporary ID names an object only a parent context holds: a child finds it through
         // its parent; a context on the coordinator could not.
         for id in changes.inserted where !id.isTemporaryID || _parentContext != nil {
