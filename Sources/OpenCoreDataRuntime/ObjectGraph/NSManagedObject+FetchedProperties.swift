@@ -20,6 +20,7 @@ extension NSManagedObject {
         let request = try property._request(for: self, model: model)
         let result = try context.fetch(request)
         context._fetchedPropertyCache.set(result, of: property.name, for: self)
+        context._link.cachesFetchedProperties = true
         return result
     }
 
@@ -62,6 +63,9 @@ extension NSManagedObject {
 
     /// Forgets the cached values of fetched properties, so the next read fetches again.
     package func _dropFetchedPropertyValues() {
+        // Asked of the link first: reaching the cache loads the context through a weak reference
+        // (about 300 instructions), for every object that turns into a fault.
+        guard _contextLink?.cachesFetchedProperties == true else { return }
         _context?._fetchedPropertyCache.remove(self)
     }
 }

@@ -114,9 +114,15 @@ extension NSManagedObjectContext {
             object._isFault && !object._hasSnapshot && object._fetchBatch == nil && !object._hasTemporaryID
         }
         guard faults.count > 1 else { return }
+        _batchFaults(faults, ids: faults.map(\.objectID), entity: entity)
+    }
+
+    /// ``_batchFaults(_:entity:)`` for `faults` that are plain faults, all of them, with their IDs
+    /// (a merge has them, and an ID made again is a lock and an allocation an object).
+    package func _batchFaults(_ faults: [NSManagedObject], ids: [NSManagedObjectID], entity: NSEntityDescription) {
+        guard faults.count > 1 else { return }
         let batchSize = Self.relationshipFaultBatchSize
-        let loader = FetchBatchLoader(
-            context: self, entity: entity, faultsOf: faults.map(\.objectID), batchSize: batchSize)
+        let loader = FetchBatchLoader(context: self, entity: entity, faultsOf: ids, batchSize: batchSize)
         var batch: FetchBatch?
         for (index, fault) in faults.enumerated() {
             if index % batchSize == 0 { batch = FetchBatch(loader: loader, index: index / batchSize) }

@@ -131,25 +131,43 @@ extension NSManagedObjectContext {
             _changeLog.mergedDeleted.append(object)
             deletedIDs.append(id)
         }
-        var faultsByEntity: [ObjectIdentifier: (NSEntityDescription, [NSManagedObject])] = [:]
+        // Unchanged loaded objects turned into faults, by entity: most merges are of one entity,
+        // whose list is kept aside from the table (no lookup an object).
+        // They are plain faults now (no snapshot, batch or temporary ID), with their IDs at hand.
+        var faults: (entity: NSEntityDescription, objects: [NSManagedObject], ids: [NSManagedObjectID])?
+        var otherFaults: [ObjectIdentifier: (NSEntityDescription, [NSManagedObject], [NSManagedObjectID])] = [:]
         // Changed objects last: their merged to-many relationships ask which members point back,
         // and the unchanged members must have turned into faults (taking the store's values) first.
         var changedObjects: [NSManagedObject] = []
+        refreshedIDs.reserveCapacity(changes.updated.count)
+        _changeLog.mergedRefreshed.reserveCapacity(_changeLog.mergedRefreshed.count + changes.updated.count)
         for id in changes.updated {
             guard let object = registry.object(for: id), !object._isInserted else { continue }
             if object.hasChanges {
                 changedObjects.append(object)
             } else if !object._isFault {
-                refresh(object, mergeChanges: false)  // loads again on next access, in batches
+                // `refresh(_:mergeChanges: false)` for an object with no changes: it loads again on
+                // next access, in batches.
+                changed.remove(object)
+                object._turnIntoFault()
                 let entity = object.entity
-                faultsByEntity[ObjectIdentifier(entity), default: (entity, [])].1.append(object)
+                if faults == nil { faults = (entity, [], []) }
+                if faults?.entity === entity {
+                    faults?.objects.append(object)
+                    faults?.ids.append(id)
+                } else {
+                    otherFaults[ObjectIdentifier(entity), default: (entity, [], [])].1.append(object)
+                    otherFaults[ObjectIdentifier(entity)]?.2.append(id)
+                }
+                _changeLog.mergedRefreshed.append(object)
             } else {
-                _noteRefreshed(object)
+                _changeLog.mergedRefreshed.append(object)
             }
             refreshedIDs.append(id)
         }
         for object in changedObjects { refresh(object, mergeChanges: true) }
-        for (entity, faults) in faultsByEntity.values { _batchFaults(faults, entity: entity) }
+        if let faults { _batchFaults(faults.objects, ids: faults.ids, entity: faults.entity) }
+        for (entity, objects, ids) in otherFaults.values { _batchFaults(objects, ids: ids, entity: entity) }
         // A temporary ID names an object only a parent context holds: a child finds it through
         // its parent; a context on the coordinator could not.
         for id in changes.inserted where !id.isTemporaryID || _parentContext != nil {
@@ -166,12 +184,21 @@ extension NSManagedObjectContext {
         }
         processPendingChanges()
         var info: [AnyHashable: Any] = [:]
-        if !insertedIDs.isEmpty { info[NSInsertedObjectIDsKey] = Set(insertedIDs) }
-        if !refreshedIDs.isEmpty { info[NSUpdatedObjectIDsKey] = Set(refreshedIDs) }
-        if !deletedIDs.isEmpty { info[NSDeletedObjectIDsKey] = Set(deletedIDs) }
-        if !invalidatedIDs.isEmpty { info[NSInvalidatedObjectIDsKey] = Set(invalidatedIDs) }
+        if !insertedIDs.isEmpty { info[NSInsertedObjectIDsKey] = Self._sparseSet(insertedIDs) }
+        if !refreshedIDs.isEmpty { info[NSUpdatedObjectIDsKey] = Self._sparseSet(refreshedIDs) }
+        if !deletedIDs.isEmpty { info[NSDeletedObjectIDsKey] = Self._sparseSet(deletedIDs) }
+        if !invalidatedIDs.isEmpty { info[NSInvalidatedObjectIDsKey] = Self._sparseSet(invalidatedIDs) }
         guard !info.isEmpty else { return }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidMergeChangesObjectIDs, object: self, userInfo: info)
+    }
+
+    /// A set of `ids` in a table twice their count: a set compares its element at every probe (it
+    /// keeps no hashes) and `NSObject`'s `==` boxes its argument, so `Set(ids)`'s fuller table
+    /// costs about twice as much to build.
+    private static func _sparseSet(_ ids: [NSManagedObjectID]) -> Set<NSManagedObjectID> {
+        var set = Set<NSManagedObjectID>(minimumCapacity: ids.count * 2)
+        for id in ids { set.insert(id) }
+        return set
     }
 
     /// A registered object whose row another context deleted: it leaves this context as after a

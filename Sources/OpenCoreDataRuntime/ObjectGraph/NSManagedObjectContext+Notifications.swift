@@ -149,6 +149,10 @@ package struct ObjectChangeLog {
     /// turning objects into faults is how an app lets go of their memory (`refreshAllObjects()`),
     /// and one released meanwhile is in no observer's hands to report.
     var refreshed: [WeakObject] = []
+    /// Objects a merge refreshed, held strongly: the merge posts them at once
+    /// (``NSManagedObjectContext/_mergeChanges(_:)`` ends its event itself), and a weak reference
+    /// would give each object a side table, which slows every later retain and release of it.
+    var mergedRefreshed: [NSManagedObject] = []
     /// Saved objects another context inserted, merged in since the last report.
     var mergedInserted: [NSManagedObject] = []
     /// Saved objects another context deleted, merged in since the last report.
@@ -173,7 +177,7 @@ package struct ObjectChangeLog {
 
     /// Whether nothing is noted for the next report besides the change tables.
     var hasNothingNoted: Bool {
-        refreshed.isEmpty && mergedInserted.isEmpty && mergedDeleted.isEmpty && invalidated.isEmpty && invalidatedAll == nil
+        refreshed.isEmpty && mergedRefreshed.isEmpty && mergedInserted.isEmpty && mergedDeleted.isEmpty && invalidated.isEmpty && invalidatedAll == nil
     }
 
     func wasReportedInserted(_ object: NSManagedObject) -> Bool {
@@ -288,16 +292,22 @@ extension NSManagedObjectContext {
             if checksSaveUpdates, log.reportedUpdatedDuringSave.contains(where: { $0.contains(object) }) { continue }
             updatedSet.insert(object)
         }
-        var refreshedSet = Set<NSManagedObject>()
-        for case let object? in log.refreshed.lazy.map(\.object)
-        where !updatedSet.contains(object) && !deletedSet.contains(object) && !insertedSet.contains(object) {
+        // Sized for its objects: a set compares its element at every probe (it keeps no hashes),
+        // and `NSObject`'s `==` boxes its argument, so a fuller table costs a merge much more.
+        var refreshedSet = Set<NSManagedObject>(minimumCapacity: (log.refreshed.count + log.mergedRefreshed.count) * 2)
+        let checksOthers = !updatedSet.isEmpty || !deletedSet.isEmpty || !insertedSet.isEmpty
+        func noteRefreshed(_ object: NSManagedObject) {
+            if checksOthers, updatedSet.contains(object) || deletedSet.contains(object) || insertedSet.contains(object) { return }
             refreshedSet.insert(object)
         }
+        for case let object? in log.refreshed.lazy.map(\.object) { noteRefreshed(object) }
+        for object in log.mergedRefreshed where object._contextLink === _link { noteRefreshed(object) }
         var invalidatedSet = Set<NSManagedObject>()
         for object in log.invalidated { invalidatedSet.insert(object) }
 
         // What is remembered for the next event.
         log.refreshed.removeAll()
+        log.mergedRefreshed.removeAll()
         log.mergedInserted.removeAll()
         log.mergedDeleted.removeAll()
         log.invalidated.removeAll()

@@ -594,6 +594,9 @@ package final class ContextLink: @unchecked Sendable {
     /// The query generation the context is pinned to (`NSQueryGenerationToken.swift`), here so a
     /// store finds it from the context a request carries; `nil` when it is not pinned.
     @exclusivity(unchecked) package var queryGeneration: NSQueryGenerationToken?
+    /// Whether the context ever cached a fetched property's value, so an object turning into a
+    /// fault skips the cache (reached through the context's weak reference) until it did.
+    @exclusivity(unchecked) package var cachesFetchedProperties = false
 
     /// Called with each new context's link while set. Test support sets it to break, at exit, the
     /// relationship cycles that tests leave behind, so that LeakSanitizer reports only real leaks
