@@ -16,44 +16,6 @@ import Testing
 /// it) is not documented: it is what keeps every sibling's graph whole, which Apple's merges do.
 @Suite("Conflicts: a to-one won by the saver")
 struct ConflictResolvedRelationshipTests {
-    /// Countries X, Y and Z and mood M in X, saved; `a` and `b` are sibling contexts on one
-    /// coordinator, both with `mergeByPropertyObjectTrump`.
-    private struct Fixture {
-        let stack: NestedStack
-        let a: NSManagedObjectContext
-        let b: NSManagedObjectContext
-        let x: NSManagedObjectID, y: NSManagedObjectID, z: NSManagedObjectID, m: NSManagedObjectID
-
-        init() throws {
-            stack = try NestedStack()
-            let root = stack.root
-            (x, y, z, m) = try root.performAndWait {
-                let x = country(1, in: root), y = country(2, in: root), z = country(3, in: root)
-                let m = mood(0, x, in: root)
-                try root.save()
-                return (x.objectID, y.objectID, z.objectID, m.objectID)
-            }
-            a = root
-            b = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-            b.persistentStoreCoordinator = root.persistentStoreCoordinator
-            for context in [a, b] { context.mergePolicy = NSMergePolicy.mergeByPropertyObjectTrump }
-        }
-
-        /// `context` moves M to `destination` and saves; returns the did-save notification.
-        func move(in context: NSManagedObjectContext, to destination: NSManagedObjectID) throws -> Notification {
-            let didSave = NotificationRecorder(.NSManagedObjectContextDidSave, object: context)
-            try context.performAndWait {
-                try context.existingObject(with: m).setValue(try context.existingObject(with: destination), forKey: "country")
-                try context.save()
-            }
-            return try #require(didSave.last)
-        }
-    }
-
-    private func moods(_ object: NSManagedObject) -> Set<NSManagedObjectID> {
-        Set((object.value(forKey: "moods") as? Set<NSManagedObject> ?? []).map(\.objectID))
-    }
-
     private func updatedIDs(_ note: Notification) -> Set<NSManagedObjectID> {
         Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
     }
@@ -65,7 +27,7 @@ struct ConflictResolvedRelationshipTests {
     /// it, has M in Z and in no other country's moods.
     @Test(arguments: [false, true], [false, true])
     func theStoresFormerDestinationIsReportedAndASiblingDropsTheObjectFromIt(aHoldsY: Bool, bFaultsM: Bool) throws {
-        let f = try Fixture()
+        let f = try MovedMoodFixture(mergePolicy: NSMergePolicy.mergeByPropertyObjectTrump)
         try f.a.performAndWait {
             _ = try f.a.existingObject(with: f.m).value(forKey: "country")  // M read in X
             if aHoldsY { #expect(moods(try f.a.existingObject(with: f.y)).isEmpty) }
@@ -100,4 +62,10 @@ struct ConflictResolvedRelationshipTests {
             #expect(moods(try reader.existingObject(with: f.z)) == [f.m])
         }
     }
+}
+
+/// Sibling A (the stack's root) and sibling B.
+extension MovedMoodFixture {
+    fileprivate var a: NSManagedObjectContext { first }
+    fileprivate var b: NSManagedObjectContext { second }
 }

@@ -10,52 +10,16 @@ import Testing
 /// (`refresh(_:mergeChanges: true)`); the graph a refresh leaves must still be whole.
 @Suite("Merging: the receiver's unsaved relationship changes")
 struct MergedRelationshipTests {
-    /// Countries X, Y and Z and mood M in X, saved; `mover` and `receiver` are sibling contexts.
-    private struct Fixture {
-        let stack: NestedStack
-        let mover: NSManagedObjectContext
-        let receiver: NSManagedObjectContext
-        let x: NSManagedObjectID, y: NSManagedObjectID, z: NSManagedObjectID, m: NSManagedObjectID
-
-        init() throws {
-            stack = try NestedStack()
-            let root = stack.root
-            (x, y, z, m) = try root.performAndWait {
-                let x = country(1, in: root), y = country(2, in: root), z = country(3, in: root)
-                let m = mood(0, x, in: root)
-                try root.save()
-                return (x.objectID, y.objectID, z.objectID, m.objectID)
-            }
-            mover = stack.root
-            receiver = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-            receiver.persistentStoreCoordinator = root.persistentStoreCoordinator
-        }
-
-        /// `mover` moves M to `destination` and saves; returns the did-save notification.
-        func moverMovesM(to destination: NSManagedObjectID) throws -> Notification {
-            let didSave = NotificationRecorder(.NSManagedObjectContextDidSave, object: mover)
-            try mover.performAndWait {
-                try mover.existingObject(with: m).setValue(try mover.existingObject(with: destination), forKey: "country")
-                try mover.save()
-            }
-            return try #require(didSave.last)
-        }
-    }
-
-    private func moods(_ object: NSManagedObject) -> Set<NSManagedObjectID> {
-        Set((object.value(forKey: "moods") as? Set<NSManagedObject> ?? []).map(\.objectID))
-    }
-
     /// The receiver moved M to Z (unsaved) and holds Y unchanged; the other context moves M to Y.
     /// The merge keeps the receiver's M in Z and turns Y into a fault: Y's moods, loaded again
     /// from the store, leave out M, which the receiver has elsewhere.
     @Test func aToManyLoadedAfterAMergeLeavesOutObjectsTheReceiverMovedElsewhere() throws {
-        let f = try Fixture()
+        let f = try MovedMoodFixture()
         try f.receiver.performAndWait {
             #expect(moods(try f.receiver.existingObject(with: f.y)).isEmpty)  // Y loaded, unchanged
             try f.receiver.existingObject(with: f.m).setValue(try f.receiver.existingObject(with: f.z), forKey: "country")
         }
-        let note = try f.moverMovesM(to: f.y)
+        let note = try f.move(in: f.mover, to: f.y)
         try f.receiver.performAndWait {
             f.receiver.mergeChanges(fromContextDidSave: note)
             let m = try f.receiver.existingObject(with: f.m)
@@ -70,14 +34,14 @@ struct MergedRelationshipTests {
     /// M from X to Y. The merge gives X the store's moods plus the receiver's own addition: N, not
     /// M, whose country is now Y.
     @Test func aChangedToManyMergesTheStoresMembersWithTheReceiversAdditions() throws {
-        let f = try Fixture()
+        let f = try MovedMoodFixture()
         let n: NSManagedObject = try f.receiver.performAndWait {
             let x = try f.receiver.existingObject(with: f.x)
             #expect(moods(x) == [f.m])
             _ = try f.receiver.existingObject(with: f.m).value(forKey: "country")  // M loaded, unchanged
             return mood(1, x, in: f.receiver)
         }
-        let note = try f.moverMovesM(to: f.y)
+        let note = try f.move(in: f.mover, to: f.y)
         try f.receiver.performAndWait {
             f.receiver.mergeChanges(fromContextDidSave: note)
             let x = try f.receiver.existingObject(with: f.x)
@@ -100,12 +64,12 @@ struct MergedRelationshipTests {
     /// is the country's change, and the save reports the country updated, so that a sibling
     /// holding the country's moods refreshes them.
     @Test func movingAnObjectReportsItsFormerDestinationUpdatedWhenItsListWasNotLoaded() throws {
-        let f = try Fixture()
+        let f = try MovedMoodFixture()
         let sibling = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         sibling.persistentStoreCoordinator = f.mover.persistentStoreCoordinator
         let before = try sibling.performAndWait { moods(try sibling.existingObject(with: f.x)) }
         #expect(before == [f.m])
-        let note = try f.moverMovesM(to: f.y)
+        let note = try f.move(in: f.mover, to: f.y)
         let updated = Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
         #expect(updated == [f.m, f.x, f.y])
         let (after, problems) = try sibling.performAndWait {
@@ -115,4 +79,10 @@ struct MergedRelationshipTests {
         #expect(after.isEmpty)
         #expect(problems.isEmpty, "\(problems)")
     }
+}
+
+/// The sibling that moves M and saves, and the one that merges it.
+extension MovedMoodFixture {
+    fileprivate var mover: NSManagedObjectContext { first }
+    fileprivate var receiver: NSManagedObjectContext { second }
 }
