@@ -147,14 +147,7 @@ extension NSMergePolicy {
         object._snapshot = stored
         object._version = Int64(conflict.newVersionNumber)
         object._changedSlots = changed
-        // Inverse maintenance as if the object had been moved away from the store's destination:
-        // that destination's to-many changes too, and the save reports it (a sibling holding it
-        // would otherwise keep listing the object). A row deleted since is left alone.
-        guard let context = object._context else { return }
-        for (former, inverse) in formerDestinations {
-            guard let destination = try? context.existingObject(with: former), !destination._isDeleted else { continue }
-            destination._inverseRemoveResolvingConflict(object, inverse: inverse)
-        }
+        object._leaveFormerDestinations(formerDestinations)
     }
 
     // MARK: Errors

@@ -49,6 +49,16 @@ extension NSManagedObject {
         }
     }
 
+    /// For a new object leaving its context unsaved (a rollback, or its deletion before any save):
+    /// lets go of the objects its relationships hold, keeping its attributes. Related objects hold
+    /// each other strongly, so a graph of new objects that a rollback drops would otherwise keep
+    /// itself alive for good: its context no longer reaches it to break the cycle (`reset()`,
+    /// `refresh`), and a long-running process would leak each such graph.
+    package func _dropRelationshipsOnLeaving() {
+        guard !_isFault else { return }
+        for slot in _layout.relationshipSlots where _values[slot] != nil { _values[slot] = nil }
+    }
+
     /// Turns the object back into a fault, dropping its values (and unsaved changes).
     package func _turnIntoFault() {
         guard !_isFault, !_isInserted else { return }

@@ -153,6 +153,19 @@ extension NSManagedObject {
         }
     }
 
+    /// Inverse maintenance for to-ones this object keeps changed against a store that has moved
+    /// them since its snapshot (a merge policy's resolution, or a refresh that keeps the changes):
+    /// as if the object had been moved away from the store's destination, that destination's
+    /// to-many changes too, and the save reports it (a sibling holding it would otherwise keep
+    /// listing the object). A row deleted since is left alone.
+    package func _leaveFormerDestinations(_ formerDestinations: [(NSManagedObjectID, NSRelationshipDescription)]) {
+        guard !formerDestinations.isEmpty, let context = _context else { return }
+        for (former, inverse) in formerDestinations {
+            guard let destination = try? context.existingObject(with: former), !destination._isDeleted else { continue }
+            destination._inverseRemoveResolvingConflict(self, inverse: inverse)
+        }
+    }
+
     /// Takes `source` out of this object's to-many `inverse` as a change of this object, also
     /// when this copy of the list did not hold it: a merge policy resolved a conflict for a to-one
     /// of `source` that the store had pointing here, so the save must report this object (every
@@ -164,6 +177,31 @@ extension NSManagedObject {
         _mutateToMany(slot: slot) { list in
             list.remove(source)
             return true
+        }
+    }
+
+    /// Takes `deleted` out of relationship `slot`, as loaded, without recording a change (merged
+    /// deletions: see `NSManagedObjectContext._detachMergedDeletions`). A to-one not resolved yet
+    /// is compared by object ID.
+    package func _dropMergedDeletions(_ deleted: [NSManagedObject], slot: Int, set: Set<ObjectIdentifier> = []) {
+        func isAmong(_ object: NSManagedObject) -> Bool {
+            set.isEmpty ? deleted.contains { $0 === object } : set.contains(ObjectIdentifier(object))
+        }
+        switch _values[slot] {
+        case var list as ManagedObjectList:
+            // Whichever is shorter is walked: a long list or many deletions.
+            let held = list.count < deleted.count && !set.isEmpty
+                ? list.objects.filter { set.contains(ObjectIdentifier($0)) } : deleted.filter(list.contains)
+            guard !held.isEmpty else { return }
+            _values[slot] = nil  // (the list's storage is not copied)
+            for object in held { list.remove(object) }
+            _values[slot] = list
+        case let object as NSManagedObject:
+            if isAmong(object) { _values[slot] = nil }
+        case let id as NSManagedObjectID:
+            if let object = _context?.registry.object(for: id), isAmong(object) { _values[slot] = nil }
+        default:
+            break
         }
     }
 

@@ -48,6 +48,7 @@ extension NSManagedObjectContext {
             if neverSaved, object._isDeleted {
                 registry.remove(object.objectID)
                 object._context = nil
+                object._dropRelationshipsOnLeaving()
             }
         }
         _pendingDeletes.removeAll()
@@ -60,6 +61,7 @@ extension NSManagedObjectContext {
             registry.remove(object.objectID)
             object._isDeleted = false
             object._context = nil
+            object._dropRelationshipsOnLeaving()
         }
         _pendingDeletes.removeAll()
     }

@@ -125,11 +125,16 @@ extension NSManagedObjectContext {
         var deletedIDs: [NSManagedObjectID] = []
         var invalidatedIDs: [NSManagedObjectID] = []
 
+        var mergedDeletions: [NSManagedObject] = []
         for id in changes.deleted {
             guard let object = registry.object(for: id) else { continue }
-            _forgetMergedDeletion(object)
-            _changeLog.mergedDeleted.append(object)
+            mergedDeletions.append(object)
             deletedIDs.append(id)
+        }
+        if !mergedDeletions.isEmpty {
+            _detachMergedDeletions(mergedDeletions)
+            for object in mergedDeletions { _forgetMergedDeletion(object) }
+            _changeLog.mergedDeleted.append(contentsOf: mergedDeletions)
         }
         // Unchanged loaded objects turned into faults, by entity: most merges are of one entity,
         // whose list is kept aside from the table (no lookup an object).
@@ -212,6 +217,46 @@ extension NSManagedObjectContext {
         registry.remove(object)
         object._turnIntoFault()
         object._context = nil
+    }
+
+    /// Takes merged deletions out of the relationships of the loaded objects here that hold them,
+    /// as the store's rows no longer point at them. Most such objects are in the save's updated set
+    /// and refresh anyway; the others hold a deleted object through a change of this context: an
+    /// object inserted here, or pushed by a child, that the deleted object was moved into. Those
+    /// would keep listing, and handing out, an object whose row is gone. The holders' change
+    /// records are left as they are: a merge makes no change of this context's (`hasChanges` stays
+    /// what it was). No fault fires and no relationship loads.
+    ///
+    /// A loaded deleted object names its destinations; a fault does not, so for faults every
+    /// loaded object's relationships here are looked through (once a merge, only when a deleted
+    /// object is a fault here).
+    private func _detachMergedDeletions(_ objects: [NSManagedObject]) {
+        var faults: [NSManagedObject] = []
+        for object in objects {
+            if object._isFault {
+                faults.append(object)
+                continue
+            }
+            for slot in object._layout.relationshipSlots {
+                guard let inverse = object._layout.relationships[slot]!.inverseRelationship else { continue }
+                let destinations: [NSManagedObject]
+                switch object._values[slot] {
+                case let list as ManagedObjectList: destinations = list.objects
+                case let destination as NSManagedObject: destinations = [destination]
+                case let id as NSManagedObjectID: destinations = registry.object(for: id).map { [$0] } ?? []
+                default: destinations = []
+                }
+                for destination in destinations where destination._contextLink === _link && !destination._isFault {
+                    guard let inverseSlot = destination._layout.indexByName[inverse.name] else { continue }
+                    destination._dropMergedDeletions([object], slot: inverseSlot)
+                }
+            }
+        }
+        guard !faults.isEmpty else { return }
+        let set = Set(faults.map(ObjectIdentifier.init))
+        for holder in registry.liveObjects() where !holder._isFault {
+            for slot in holder._layout.relationshipSlots { holder._dropMergedDeletions(faults, slot: slot, set: set) }
+        }
     }
 
     /// Schedules ``_mergeChanges(_:)`` on this context's queue (for a main-queue context, the main

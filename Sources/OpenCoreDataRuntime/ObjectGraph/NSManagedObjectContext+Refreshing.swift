@@ -31,12 +31,25 @@ extension NSManagedObjectContext {
     /// Gives a loaded object the store's current `values`, its unsaved changes re-applied on top.
     package func _applyRefreshedValues(to object: NSManagedObject, values: RowValues, version: Int64) {
         var merged = values
-        for slot in object._changedSlots { merged[slot] = object._values[slot] }
+        // Changed to-ones the store has moved since the snapshot: the store's destination loses
+        // this object when it saves (below, once the object's state is settled).
+        var formerDestinations: [(NSManagedObjectID, NSRelationshipDescription)] = []
+        for slot in object._changedSlots {
+            merged[slot] = object._values[slot]
+            guard let relationship = object._layout.relationships[slot], !relationship.isToMany,
+                  let inverse = relationship.inverseRelationship,
+                  let storeDestination = (values[slot] as? NSManagedObject)?.objectID ?? values[slot] as? NSManagedObjectID,
+                  !_sameValue(object._snapshot.map { $0[slot] } ?? nil, storeDestination),
+                  !_sameValue(object._values[slot], storeDestination)
+            else { continue }
+            formerDestinations.append((storeDestination, inverse))
+        }
         object._values = merged
         object._snapshot = values
         object._dropFetchedPropertyValues()
         object._version = version
         _mergeChangedToManys(of: object)
+        object._leaveFormerDestinations(formerDestinations)
         object.awake(fromSnapshotEvents: .refresh)
         _noteRefreshed(object)
     }

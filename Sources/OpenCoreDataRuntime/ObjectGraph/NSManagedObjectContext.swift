@@ -384,6 +384,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             registry.remove(object._objectID)
             object._isInserted = false
             object._context = nil
+            object._dropRelationshipsOnLeaving()
         }
         let restored = Array(changed.values) + Array(deleted.values)
         for object in restored {

@@ -64,6 +64,42 @@ struct ConflictResolvedRelationshipTests {
     }
 }
 
+/// The same move reached by a merge instead of a conflict (found by the randomized test): A has
+/// moved M from X to Z, unsaved, when B moves M to Y and saves; A merges B's save, which refreshes
+/// M keeping A's change on top of the store's values (M in Y). A's save then takes M out of Y, so
+/// it must report Y, though A's change was made when M was in X. B, merging it, drops M from Y.
+@Suite("Merges: a to-one changed here, moved by a merged save")
+struct MergedMoveOfAChangedToOneTests {
+    @Test func theSaveReportsTheDestinationTheMergeFound() throws {
+        let f = try MovedMoodFixture(mergePolicy: NSMergePolicy.mergeByPropertyObjectTrump)
+        try f.a.performAndWait {
+            try f.a.existingObject(with: f.m).setValue(try f.a.existingObject(with: f.z), forKey: "country")
+        }
+        let bSaved = try f.move(in: f.b, to: f.y)
+        let aSaved = NotificationRecorder(.NSManagedObjectContextDidSave, object: f.a)
+        try f.a.performAndWait { () throws in
+            f.a.mergeChanges(fromContextDidSave: bSaved)
+            #expect((try f.a.existingObject(with: f.m).value(forKey: "country") as? NSManagedObject)?.objectID == f.z, "A's change kept")
+            try f.a.save()
+        }
+        let note = try #require(aSaved.last)
+        let updated = Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
+        #expect(updated.isSuperset(of: [f.m, f.z]))
+        #expect(updated.contains(f.y), "the store's destination of M when A saved is part of the save")
+        try f.b.performAndWait { () throws in
+            f.b.mergeChanges(fromContextDidSave: note)
+            #expect(moods(try f.b.existingObject(with: f.y)).isEmpty, "B's Y no longer lists M")
+            #expect(moods(try f.b.existingObject(with: f.z)) == [f.m])
+            #expect(f.b._checkInvariants().isEmpty, "\(f.b._checkInvariants())")
+        }
+        try f.a.performAndWait { () throws in
+            #expect(!f.a.hasChanges)
+            #expect(moods(try f.a.existingObject(with: f.y)).isEmpty)
+            #expect(f.a._checkInvariants().isEmpty, "\(f.a._checkInvariants())")
+        }
+    }
+}
+
 /// Sibling A (the stack's root) and sibling B.
 extension MovedMoodFixture {
     fileprivate var a: NSManagedObjectContext { first }
