@@ -132,7 +132,7 @@ extension NSManagedObjectContext {
             deletedIDs.append(id)
         }
         if !mergedDeletions.isEmpty {
-            _detachMergedDeletions(mergedDeletions)
+            _detachDeletions(mergedDeletions, merged: true)
             for object in mergedDeletions { _forgetMergedDeletion(object) }
             _changeLog.mergedDeleted.append(contentsOf: mergedDeletions)
         }
@@ -230,15 +230,22 @@ extension NSManagedObjectContext {
     /// A loaded deleted object names its destinations; a fault does not, so for faults every
     /// loaded object's relationships here are looked through (once a merge, only when a deleted
     /// object is a fault here).
-    private func _detachMergedDeletions(_ objects: [NSManagedObject]) {
+    ///
+    /// A save calls it too, for the deletions it saved (`merged` false): their delete rules took
+    /// them out of the lists that held them then, but a list can have taken one in since, from the
+    /// store, when a merge moved the deleted object there. A no-action relationship's destinations
+    /// keep pointing at the object, as Apple documents, so those are left as they are.
+    package func _detachDeletions(_ objects: [NSManagedObject], merged: Bool) {
         var faults: [NSManagedObject] = []
         for object in objects {
             if object._isFault {
-                faults.append(object)
+                if merged { faults.append(object) }
                 continue
             }
             for slot in object._layout.relationshipSlots {
-                guard let inverse = object._layout.relationships[slot]!.inverseRelationship else { continue }
+                let relationship = object._layout.relationships[slot]!
+                guard let inverse = relationship.inverseRelationship,
+                      merged || relationship.deleteRule != .noActionDeleteRule else { continue }
                 let destinations: [NSManagedObject]
                 switch object._values[slot] {
                 case let list as ManagedObjectList: destinations = list.objects

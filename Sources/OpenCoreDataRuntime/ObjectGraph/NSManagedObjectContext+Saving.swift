@@ -78,6 +78,7 @@ extension NSManagedObjectContext {
             object._commitSnapshot()
             object._clearChangedSlots()
         }
+        if !deletedNow.isEmpty { _detachDeletions(deletedNow, merged: false) }
         deletedNow.forEachBorrowed { object in
             registry.remove(object)
             object._context = nil

@@ -32,24 +32,23 @@ import Testing
 /// runs more seeds, longer.
 @Suite("Contexts: randomized, concurrent")
 struct MultiContextFuzzTests {
-    /// Fixed, found by this test: a save whose optimistic-locking conflict the merge policy
-    /// resolved for the saver's new to-one did not report the store's former destination
-    /// (`ConflictResolvedRelationshipTests`); nor did a save whose changed to-one a merge had found
-    /// moved (`MergedMoveOfAChangedToOneTests`); a merged deletion stayed in the to-manys of objects
-    /// this context had inserted or kept loaded (`ChildPushOfDeletedObjectTests`).
+    /// Bugs this test found, each with a deterministic test now: a save whose optimistic-locking
+    /// conflict the merge policy resolved for the saver's new to-one did not report the store's
+    /// former destination (`ConflictResolvedRelationshipTests`); nor did a save whose changed to-one
+    /// a merge had found moved (`MergedMoveOfAChangedToOneTests`); a merged deletion stayed in the
+    /// to-manys of objects this context had inserted or kept loaded, and a saved deletion in lists
+    /// that had loaded it from the store after a merge moved it there
+    /// (`ChildPushOfDeletedObjectTests`). `OCD_TRACE=1` adds to a failure's message every operation
+    /// and did-save that names the objects involved.
     ///
-    /// Known issue, still seen in about one `OCD_STRESS=1` run of three, concurrent only (both
-    /// runs record it as a known, intermittent issue; `OCD_TRACE=1` adds every operation and
-    /// did-save that names the objects involved to the failure's message): at the end, a sibling
-    /// holds a country whose loaded moods list a mood that sibling itself deleted and saved (not
-    /// registered, no row). The traces show a child's push of that deletion and, around it, a
-    /// sibling's save that moved the mood into that country; the deterministic cases tried
-    /// (`anObjectDeletedHereIsNotInAListLoadedAfterAMergeMovedIt`) pass.
-    static let knownIssue: Comment = "a to-many that keeps an object its context deleted"
+    /// Known issue, serial run only: with `OCD_STRESS=1`, seed 4 now and then finds B's graph not
+    /// whole after its step 46 (a country's moods list a mood whose country is nil), though the
+    /// end state agrees with the store. Not yet traced; recorded as a known, intermittent issue.
+    static let knownIssue: Comment = "serial, OCD_STRESS seed 4: a mid-run to-many listing a mood whose country is nil"
 
     /// The four contexts on four threads at once.
     @Test func concurrentContextsAgreeWithTheStoreOnceEveryMergeHasArrived() throws {
-        withKnownIssue(Self.knownIssue, isIntermittent: true) { try run(serial: false) }
+        try run(serial: false)
     }
 
     /// The four contexts in turn on one thread, every merge delivered after each round: the same
@@ -117,8 +116,8 @@ final class MultiContextFuzzer: @unchecked Sendable {
 
     /// Runs `steps` operations in each context, then quiesces and checks; false after a failure.
     func run(steps: Int, serial: Bool) throws -> Bool {
-        // Issues are recorded here, on the test's thread: one recorded on a worker thread of
-        // `concurrentPerform` belongs to no test ("«unknown»"), which `withKnownIssue` cannot see.
+        // Issues are recorded here, on the test's thread: one recorded on a worker thread belongs
+        // to no test ("«unknown»").
         defer { for (message, location) in issues.withLock({ $0 }) { Issue.record(Comment(rawValue: message), sourceLocation: location) } }
         if serial {
             var generators = (0..<4).map { SeededGenerator(seed: seed &* 1_000_003 &+ UInt64($0)) }
