@@ -219,8 +219,8 @@ extension NSManagedObjectContext {
         object._context = nil
     }
 
-    /// Takes merged deletions out of the relationships of the loaded objects here that hold them,
-    /// as the store's rows no longer point at them. Most such objects are in the save's updated set
+    /// Takes deleted objects out of the relationships of the loaded objects here that hold them,
+    /// as the store's rows no longer point at them. For a merge's deletions (`merged`): Most such objects are in the save's updated set
     /// and refresh anyway; the others hold a deleted object through a change of this context: an
     /// object inserted here, or pushed by a child, that the deleted object was moved into. Those
     /// would keep listing, and handing out, an object whose row is gone. The holders' change
@@ -255,14 +255,14 @@ extension NSManagedObjectContext {
                 }
                 for destination in destinations where destination._contextLink === _link && !destination._isFault {
                     guard let inverseSlot = destination._layout.indexByName[inverse.name] else { continue }
-                    destination._dropMergedDeletions([object], slot: inverseSlot)
+                    destination._dropDeletions([object], slot: inverseSlot)
                 }
             }
         }
         guard !faults.isEmpty else { return }
         let set = Set(faults.map(ObjectIdentifier.init))
         for holder in registry.liveObjects() where !holder._isFault {
-            for slot in holder._layout.relationshipSlots { holder._dropMergedDeletions(faults, slot: slot, set: set) }
+            for slot in holder._layout.relationshipSlots { holder._dropDeletions(faults, slot: slot, set: set) }
         }
     }
 
