@@ -268,9 +268,46 @@ extension NSManagedObjectContext {
 
     /// Schedules ``_mergeChanges(_:)`` on this context's queue (for a main-queue context, the main
     /// queue): how automatic merging delivers a save. For the lead's wiring of a context parent too.
+    ///
+    /// The changes wait in ``PendingMerges``: a `performAndWait` that starts before the scheduled
+    /// block has run merges them first (see `runAsCurrent`), as on Apple, where `performAndWait`
+    /// runs on the context's queue after the blocks queued before it.
     package func _mergeChangesAutomatically(_ changes: MergedChanges) {
         guard !changes.isEmpty else { return }
-        perform { [self] in _mergeChanges(changes) }
+        _pendingMerges.append(changes)
+        perform { [self] in _runPendingMerges() }
+    }
+
+    /// Merges every save waiting in ``PendingMerges``, in the order they were saved; on the
+    /// context's queue, holding its lock.
+    package func _runPendingMerges() {
+        for changes in _pendingMerges.takeAll() { _mergeChanges(changes) }
+    }
+}
+
+/// Saves scheduled to merge into a context automatically and not merged yet. `isEmpty` is one
+/// atomic load, for `performAndWait`'s check.
+package final class PendingMerges: Sendable {
+    private let list = Locked<[NSManagedObjectContext.MergedChanges]>([])
+    private let count = Atomic<Int>(0)
+
+    package init() {}
+
+    package var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
+
+    func append(_ changes: NSManagedObjectContext.MergedChanges) {
+        list.withLock { list in
+            list.append(changes)
+            count.store(list.count, ordering: .releasing)
+        }
+    }
+
+    func takeAll() -> [NSManagedObjectContext.MergedChanges] {
+        guard !isEmpty else { return [] }
+        return list.withLock { list in
+            defer { list.removeAll(); count.store(0, ordering: .releasing) }
+            return list
+        }
     }
 }
 
