@@ -181,9 +181,9 @@ extension NSManagedObject {
     }
 
     /// Takes `deleted` out of relationship `slot`, as loaded, without recording a change (merged
-    /// deletions: see `NSManagedObjectContext._detachMergedDeletions`). A to-one not resolved yet
-    /// is compared by object ID.
-    package func _dropMergedDeletions(_ deleted: [NSManagedObject], slot: Int, set: Set<ObjectIdentifier> = []) {
+    /// or saved deletions: see `NSManagedObjectContext._detachDeletions`). A to-one not resolved
+    /// yet is compared by object ID; `set`, when given, holds `deleted`'s identities.
+    package func _dropDeletions(_ deleted: [NSManagedObject], slot: Int, set: Set<ObjectIdentifier> = []) {
         func isAmong(_ object: NSManagedObject) -> Bool {
             set.isEmpty ? deleted.contains { $0 === object } : set.contains(ObjectIdentifier(object))
         }

@@ -219,8 +219,8 @@ extension NSManagedObjectContext {
         object._context = nil
     }
 
-    /// Takes merged deletions out of the relationships of the loaded objects here that hold them,
-    /// as the store's rows no longer point at them. Most such objects are in the save's updated set
+    /// Takes deleted objects out of the relationships of the loaded objects here that hold them,
+    /// as the store's rows no longer point at them. For a merge's deletions (`merged`): Most such objects are in the save's updated set
     /// and refresh anyway; the others hold a deleted object through a change of this context: an
     /// object inserted here, or pushed by a child, that the deleted object was moved into. Those
     /// would keep listing, and handing out, an object whose row is gone. The holders' change
@@ -255,22 +255,59 @@ extension NSManagedObjectContext {
                 }
                 for destination in destinations where destination._contextLink === _link && !destination._isFault {
                     guard let inverseSlot = destination._layout.indexByName[inverse.name] else { continue }
-                    destination._dropMergedDeletions([object], slot: inverseSlot)
+                    destination._dropDeletions([object], slot: inverseSlot)
                 }
             }
         }
         guard !faults.isEmpty else { return }
         let set = Set(faults.map(ObjectIdentifier.init))
         for holder in registry.liveObjects() where !holder._isFault {
-            for slot in holder._layout.relationshipSlots { holder._dropMergedDeletions(faults, slot: slot, set: set) }
+            for slot in holder._layout.relationshipSlots { holder._dropDeletions(faults, slot: slot, set: set) }
         }
     }
 
     /// Schedules ``_mergeChanges(_:)`` on this context's queue (for a main-queue context, the main
     /// queue): how automatic merging delivers a save. For the lead's wiring of a context parent too.
+    ///
+    /// The changes wait in ``PendingMerges``: a `performAndWait` that starts before the scheduled
+    /// block has run merges them first (see `runAsCurrent`), as on Apple, where `performAndWait`
+    /// runs on the context's queue after the blocks queued before it.
     package func _mergeChangesAutomatically(_ changes: MergedChanges) {
         guard !changes.isEmpty else { return }
-        perform { [self] in _mergeChanges(changes) }
+        _pendingMerges.append(changes)
+        perform { [self] in _runPendingMerges() }
+    }
+
+    /// Merges every save waiting in ``PendingMerges``, in the order they were saved; on the
+    /// context's queue, holding its lock.
+    package func _runPendingMerges() {
+        for changes in _pendingMerges.takeAll() { _mergeChanges(changes) }
+    }
+}
+
+/// Saves scheduled to merge into a context automatically and not merged yet. `isEmpty` is one
+/// atomic load, for `performAndWait`'s check.
+package final class PendingMerges: Sendable {
+    private let list = Locked<[NSManagedObjectContext.MergedChanges]>([])
+    private let count = Atomic<Int>(0)
+
+    package init() {}
+
+    package var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
+
+    func append(_ changes: NSManagedObjectContext.MergedChanges) {
+        list.withLock { list in
+            list.append(changes)
+            count.store(list.count, ordering: .releasing)
+        }
+    }
+
+    func takeAll() -> [NSManagedObjectContext.MergedChanges] {
+        guard !isEmpty else { return [] }
+        return list.withLock { list in
+            defer { list.removeAll(); count.store(0, ordering: .releasing) }
+            return list
+        }
     }
 }
 

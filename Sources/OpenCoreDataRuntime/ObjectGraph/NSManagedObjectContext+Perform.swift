@@ -27,6 +27,9 @@ extension NSManagedObjectContext {
         return try executionLock.withLock { () throws(E) -> T in
             registry.beginEvent()
             defer { registry.endEvent() }
+            // Saves already scheduled to merge here come first, as the blocks queued before a
+            // `performAndWait` run before it on Apple (see `_mergeChangesAutomatically`).
+            if !_pendingMerges.isEmpty { _runPendingMerges() }
             return try block()
         }
     }

@@ -139,6 +139,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     package final var _undoState: ContextUndoState?
     /// What ObjectsDidChange reported since the last save (`NSManagedObjectContext+Notifications.swift`).
     @exclusivity(unchecked) package var _changeLog = ObjectChangeLog()
+    /// Automatic merges scheduled on the queue and not run yet (`NSManagedObjectContext+Merging.swift`).
+    package let _pendingMerges = PendingMerges()
 
     /// Creates a context of the given concurrency type.
     ///

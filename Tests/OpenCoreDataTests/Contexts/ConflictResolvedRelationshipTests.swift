@@ -16,9 +16,6 @@ import Testing
 /// it) is not documented: it is what keeps every sibling's graph whole, which Apple's merges do.
 @Suite("Conflicts: a to-one won by the saver")
 struct ConflictResolvedRelationshipTests {
-    private func updatedIDs(_ note: Notification) -> Set<NSManagedObjectID> {
-        Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
-    }
 
     /// A has read M (in X), and, when `aHoldsY`, Y with its moods as they were before B's save
     /// (none); B moves M to Y and saves, and, when `bFaultsM`, turns M back into a fault (Y's moods
@@ -42,19 +39,7 @@ struct ConflictResolvedRelationshipTests {
         #expect(updatedIDs(aSaved).isSuperset(of: [f.m, f.x, f.z]))
         #expect(updatedIDs(aSaved).contains(f.y), "the store's former destination of M is part of the save")
 
-        try f.b.performAndWait { () throws in
-            f.b.mergeChanges(fromContextDidSave: aSaved)
-            #expect((try f.b.existingObject(with: f.m).value(forKey: "country") as? NSManagedObject)?.objectID == f.z)
-            #expect(moods(try f.b.existingObject(with: f.y)).isEmpty, "B's Y no longer lists M")
-            #expect(moods(try f.b.existingObject(with: f.z)) == [f.m])
-            #expect(f.b._checkInvariants().isEmpty, "\(f.b._checkInvariants())")
-        }
-        try f.a.performAndWait { () throws in
-            #expect(!f.a.hasChanges)
-            #expect(moods(try f.a.existingObject(with: f.y)).isEmpty)
-            #expect(moods(try f.a.existingObject(with: f.z)) == [f.m])
-            #expect(f.a._checkInvariants().isEmpty, "\(f.a._checkInvariants())")
-        }
+        try f.expectBothHoldMInZ(afterBMerges: aSaved)
         // The store agrees.
         let reader = try makeContext(model: f.stack.model, storeType: NSSQLiteStoreType, at: f.stack.url)
         try reader.performAndWait { () throws in
@@ -83,25 +68,38 @@ struct MergedMoveOfAChangedToOneTests {
             try f.a.save()
         }
         let note = try #require(aSaved.last)
-        let updated = Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
+        let updated = updatedIDs(note)
         #expect(updated.isSuperset(of: [f.m, f.z]))
         #expect(updated.contains(f.y), "the store's destination of M when A saved is part of the save")
-        try f.b.performAndWait { () throws in
-            f.b.mergeChanges(fromContextDidSave: note)
-            #expect(moods(try f.b.existingObject(with: f.y)).isEmpty, "B's Y no longer lists M")
-            #expect(moods(try f.b.existingObject(with: f.z)) == [f.m])
-            #expect(f.b._checkInvariants().isEmpty, "\(f.b._checkInvariants())")
-        }
-        try f.a.performAndWait { () throws in
-            #expect(!f.a.hasChanges)
-            #expect(moods(try f.a.existingObject(with: f.y)).isEmpty)
-            #expect(f.a._checkInvariants().isEmpty, "\(f.a._checkInvariants())")
-        }
+        try f.expectBothHoldMInZ(afterBMerges: note)
     }
+}
+
+/// The IDs of a did-save's updated objects.
+private func updatedIDs(_ note: Notification) -> Set<NSManagedObjectID> {
+    Set((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []).map(\.objectID))
 }
 
 /// Sibling A (the stack's root) and sibling B.
 extension MovedMoodFixture {
     fileprivate var a: NSManagedObjectContext { first }
     fileprivate var b: NSManagedObjectContext { second }
+
+    /// After A saved M in Z: B merges A's save (`note`), and then both hold M in Z and in no other
+    /// country's moods (Y's in particular), with whole graphs; A has nothing left unsaved.
+    fileprivate func expectBothHoldMInZ(afterBMerges note: Notification) throws {
+        try b.performAndWait { () throws in
+            b.mergeChanges(fromContextDidSave: note)
+            #expect((try b.existingObject(with: m).value(forKey: "country") as? NSManagedObject)?.objectID == z)
+            #expect(moods(try b.existingObject(with: y)).isEmpty, "B's Y no longer lists M")
+            #expect(moods(try b.existingObject(with: z)) == [m])
+            #expect(b._checkInvariants().isEmpty, "\(b._checkInvariants())")
+        }
+        try a.performAndWait { () throws in
+            #expect(!a.hasChanges)
+            #expect(moods(try a.existingObject(with: y)).isEmpty)
+            #expect(moods(try a.existingObject(with: z)) == [m])
+            #expect(a._checkInvariants().isEmpty, "\(a._checkInvariants())")
+        }
+    }
 }

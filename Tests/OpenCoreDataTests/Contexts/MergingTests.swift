@@ -189,6 +189,42 @@ struct MergingTests {
         elsewhere.automaticallyMergesChangesFromParent = false
     }
 
+    /// Apple's `performAndWait` runs on the context's queue after the blocks queued before it,
+    /// automatic merges among them: a `performAndWait` that starts after a sibling's save sees the
+    /// save, even while the merge's block has not run yet. Here the merging context's queue is
+    /// held busy (a block that does not take the context, waiting on a semaphore) until after the
+    /// `performAndWait`, so the merge's block is still queued when it runs.
+    @Test func performAndWaitAfterASiblingsSaveSeesItsMerge() throws {
+        let store = try TestStore(NSSQLiteStoreType)
+        let merging = store.newContext()
+        merging.automaticallyMergesChangesFromParent = true
+        defer { merging.automaticallyMergesChangesFromParent = false }
+        let writer = store.newContext()
+        let department = try writer.performAndWait {
+            let department = insertObject("Department", ["name": "x"], into: writer)
+            try writer.save()
+            return department
+        }
+        let held = try merging.performAndWait {
+            let object = try merging.existingObject(with: department.objectID)
+            _ = object.value(forKey: "name")
+            return object
+        }
+        let busy = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        merging.queue.async { started.signal(); busy.wait() }
+        started.wait()
+        try writer.performAndWait {
+            department.setValue("y", forKey: "name")
+            try writer.save()
+        }
+        merging.performAndWait {
+            #expect(held.value(forKey: "name") as? String == "y")
+        }
+        busy.signal()
+        merging.performAndWait {}
+        #expect(held.value(forKey: "name") as? String == "y", "merged once")
+    }
+
     /// A child that merges automatically gets what a sibling child saves into their parent
     /// context (Apple: "changes saved to its persistent store coordinator or parent context"); a
     /// context on the coordinator does not, since that save went no further than the parent.
