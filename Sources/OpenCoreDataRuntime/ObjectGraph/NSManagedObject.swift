@@ -440,23 +440,33 @@ open class NSManagedObject: NSObject {
         ObjectIdentifier(type(of: identity)) == ObjectIdentifier(ObjectIDStore.self)
     }
 
+    /// Whether what `_identityBits` holds is a row's store (`false` for an ID or nothing), asked
+    /// without a reference to it: read through ``_identity``, each check retained and released
+    /// it, three times for every fetched fault (made, registered, freed).
+    @inline(__always)
+    private final var _identityIsRowStore: Bool {
+        let bits = _identityBits.load(ordering: .acquiring)
+        guard bits != 0 else { return false }
+        return Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { Self._isRowStore($0) }
+    }
+
     /// Whether the object's ID is made.
     @inline(__always)
     private final var _hasMadeObjectID: Bool {
-        guard let identity = _identity else { return false }
-        return !Self._isRowStore(identity)
+        _identityBits.load(ordering: .acquiring) != 0 && !_identityIsRowStore
     }
 
     /// The object's ID, if it is made.
     private final var _madeObjectID: NSManagedObjectID? {
-        guard let identity = _identity, !Self._isRowStore(identity) else { return nil }
-        return unsafeDowncast(identity, to: NSManagedObjectID.self)
+        guard _hasMadeObjectID else { return nil }  // (no reference taken when there is none)
+        return unsafeDowncast(_identity.unsafelyUnwrapped, to: NSManagedObjectID.self)
     }
 
     /// The store of the object's row while its ID is not made (a fetched or saved object's).
     package final var _rowStore: ObjectIDStore? {
-        guard let identity = _identity, Self._isRowStore(identity) else { return nil }
-        return unsafeDowncast(identity, to: ObjectIDStore.self)
+        guard _identityIsRowStore else { return nil }
+        return unsafeDowncast(_identity.unsafelyUnwrapped, to: ObjectIDStore.self)
     }
 
     /// Whether the object's ID is not made and its row is one of `store`'s, asked without a
@@ -469,8 +479,7 @@ open class NSManagedObject: NSObject {
     /// The primary key of a fetched (or saved) object whose ID is not made yet; `nil` once it has
     /// an ID, and for a new object.
     package final var _lazyRowKey: Int64? {
-        guard let identity = _identity, Self._isRowStore(identity) else { return nil }
-        return _rowKey
+        _identityIsRowStore ? _rowKey : nil
     }
 
     /// The number of a new object's temporary ID not made yet; `nil` once it has an ID, and for a
@@ -483,13 +492,13 @@ open class NSManagedObject: NSObject {
     /// without making the ID; `nil` while the ID is temporary.
     package final var _primaryKey: Int64? {
         if let id = _madeObjectID { return id.primaryKey }
-        return _rowStore != nil ? _rowKey : nil
+        return _identityIsRowStore ? _rowKey : nil
     }
 
     /// Whether the object's ID is temporary (`objectID.isTemporaryID`), answered without making it.
     package final var _hasTemporaryID: Bool {
         if let id = _madeObjectID { return id.isTemporaryID }
-        return _rowStore == nil
+        return !_identityIsRowStore
     }
 
     /// Gives each of `objects` the permanent identity of row `keys[i]` of `store` (a save's new
